@@ -1,0 +1,225 @@
+//! The hybrid logical clock. State is one 64-bit value `L = (ms << 16) | counter`.
+//!
+//! - send (generate): `L := max(L + 1, now << 16)`; a full counter carries into the ms.
+//! - receive (observe): `L := max(L, remote)`, refused when the remote ms is more than
+//!   `max_skew` ahead of the local wall clock.
+//!
+//! [`SharedClock`] holds the state in atomics so that every backend of a server can advance it
+//! with compare-and-swap and no lock. It never issues a value above `reserved`, the high-water
+//! mark already made durable on disk, so that after a restart the clock can resume above every
+//! value it ever issued. The caller owns the clock source and the disk; this module only decides.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Largest backward step of the wall clock, in ms, that passes without a warning.
+pub const BACKWARD_STEP_THRESHOLD_MS: u64 = 10;
+
+/// The send rule on plain values. `None` when the 64-bit clock is exhausted (year 10889).
+#[inline]
+pub fn send(l: u64, now_ms: u64) -> Option<u64> {
+    let wall = now_ms.checked_mul(1 << 16).unwrap_or(u64::MAX);
+    Some(l.checked_add(1)?.max(wall))
+}
+
+/// The receive rule on plain values.
+#[inline]
+pub fn receive(l: u64, remote: u64) -> u64 {
+    l.max(remote)
+}
+
+/// Why a clock operation cannot complete now.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ClockError {
+    /// The next value would pass the durable high-water mark: persist at least `needed`
+    /// (with [`SharedClock::reservation_for`]), publish it with [`SharedClock::set_reserved`],
+    /// and try again.
+    NeedsReservation { needed: u64 },
+    /// The 64-bit logical clock has no value left.
+    Exhausted,
+    /// An observed id lies `ahead_ms` ahead of the local wall clock, more than the allowed skew.
+    TooFarAhead { ahead_ms: u64 },
+}
+
+/// One generated value and what happened while making it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Tick {
+    pub logical: u64,
+    /// The counter was full, so the value carried into the next millisecond ahead of the wall clock.
+    pub overflowed: bool,
+    /// The wall clock went back this many ms since the last reading (reported once per step).
+    pub backward_step_ms: Option<u64>,
+}
+
+/// Counters exposed by `hlculid_clock()`.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub logical: u64,
+    pub reserved: u64,
+    pub last_wall_ms: u64,
+    pub backward_jumps: u64,
+    pub overflows: u64,
+    pub observes: u64,
+}
+
+/// The clock shared by all backends of one server (it lives in shared memory, so it is
+/// `repr(C)` and made only of atomics).
+#[repr(C)]
+#[derive(Default, Debug)]
+pub struct SharedClock {
+    logical: AtomicU64,
+    reserved: AtomicU64,
+    last_wall_ms: AtomicU64,
+    backward_jumps: AtomicU64,
+    overflows: AtomicU64,
+    observes: AtomicU64,
+}
+
+impl SharedClock {
+    /// A clock resuming from a persisted high-water mark: everything issued before was at most
+    /// `persisted`, so the next value is above it whatever the wall clock says.
+    pub const fn resume(persisted: u64) -> SharedClock {
+        SharedClock {
+            logical: AtomicU64::new(persisted),
+            reserved: AtomicU64::new(persisted),
+            last_wall_ms: AtomicU64::new(0),
+            backward_jumps: AtomicU64::new(0),
+            overflows: AtomicU64::new(0),
+            observes: AtomicU64::new(0),
+        }
+    }
+
+    /// Records a wall clock reading; returns the size of a backward step the first time it is seen.
+    fn note_wall(&self, now_ms: u64) -> Option<u64> {
+        let last = self.last_wall_ms.load(Ordering::Relaxed);
+        if now_ms > last {
+            self.last_wall_ms.fetch_max(now_ms, Ordering::Relaxed);
+            return None;
+        }
+        let step = last - now_ms;
+        if step <= BACKWARD_STEP_THRESHOLD_MS {
+            return None;
+        }
+        // Only the caller that moves the mark down reports the step, so it is reported once.
+        self.last_wall_ms
+            .compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed)
+            .ok()
+            .map(|_| {
+                self.backward_jumps.fetch_add(1, Ordering::Relaxed);
+                step
+            })
+    }
+
+    /// The send rule: the next value, strictly greater than every value this clock returned.
+    pub fn tick(&self, now_ms: u64) -> Result<Tick, ClockError> {
+        let backward_step_ms = self.note_wall(now_ms);
+        let mut cur = self.logical.load(Ordering::Relaxed);
+        loop {
+            let next = send(cur, now_ms).ok_or(ClockError::Exhausted)?;
+            // `reserved` only grows, so a value at or below an earlier reading stays covered.
+            if next > self.reserved.load(Ordering::Acquire) {
+                return Err(ClockError::NeedsReservation { needed: next });
+            }
+            match self.logical.compare_exchange_weak(
+                cur,
+                next,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => {
+                    // A carry the wall clock did not reach: logical time now runs ahead.
+                    let overflowed =
+                        next == cur + 1 && next & 0xFFFF == 0 && now_ms < next >> 16;
+                    if overflowed {
+                        self.overflows.fetch_add(1, Ordering::Relaxed);
+                    }
+                    return Ok(Tick {
+                        logical: next,
+                        overflowed,
+                        backward_step_ms,
+                    });
+                }
+                Err(actual) => cur = actual,
+            }
+        }
+    }
+
+    /// The receive rule: afterwards every value from [`tick`](Self::tick) is above `remote`.
+    /// Refused, leaving the clock unchanged, when `remote` is more than `max_skew_ms` ahead.
+    pub fn observe(&self, remote: u64, now_ms: u64, max_skew_ms: u64) -> Result<(), ClockError> {
+        let remote_ms = remote >> 16;
+        let ahead_ms = remote_ms.saturating_sub(now_ms);
+        if ahead_ms > max_skew_ms {
+            return Err(ClockError::TooFarAhead { ahead_ms });
+        }
+        if remote > self.reserved.load(Ordering::Acquire) {
+            return Err(ClockError::NeedsReservation { needed: remote });
+        }
+        self.logical.fetch_max(remote, Ordering::AcqRel);
+        self.observes.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// The high-water mark to persist so that `needed` may be issued, with `window_ms` of room
+    /// beyond the wall clock (or beyond `needed`, when logical time runs ahead).
+    pub fn reservation_for(&self, needed: u64, now_ms: u64, window_ms: u64) -> u64 {
+        let base = needed
+            .max(self.logical.load(Ordering::Acquire))
+            .max(now_ms.saturating_mul(1 << 16));
+        base.saturating_add(window_ms.saturating_mul(1 << 16))
+    }
+
+    /// The high-water mark a background refresh should persist now, or `None` while more than
+    /// half of `window_ms` remains ahead of both the wall clock and the logical clock.
+    pub fn refresh_due(&self, now_ms: u64, window_ms: u64) -> Option<u64> {
+        let base = self
+            .logical
+            .load(Ordering::Acquire)
+            .max(now_ms.saturating_mul(1 << 16));
+        let low_water = base.saturating_add((window_ms / 2).saturating_mul(1 << 16));
+        (self.reserved.load(Ordering::Acquire) < low_water)
+            .then(|| self.reservation_for(base, now_ms, window_ms))
+    }
+
+    /// Publishes a high-water mark that is now durable. Never moves it down.
+    pub fn set_reserved(&self, durable: u64) {
+        self.reserved.fetch_max(durable, Ordering::AcqRel);
+    }
+
+    pub fn stats(&self) -> Stats {
+        Stats {
+            logical: self.logical.load(Ordering::Acquire),
+            reserved: self.reserved.load(Ordering::Acquire),
+            last_wall_ms: self.last_wall_ms.load(Ordering::Relaxed),
+            backward_jumps: self.backward_jumps.load(Ordering::Relaxed),
+            overflows: self.overflows.load(Ordering::Relaxed),
+            observes: self.observes.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Per-backend clock for `hlculid_generate_at`: ids for one requested millisecond are ordered
+/// among themselves (the counter counts up, carrying into the next ms when full); a different
+/// millisecond starts again at counter 0.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Backfill {
+    last: Option<(u64, u64)>, // (requested ms, last logical value issued for it)
+}
+
+impl Backfill {
+    /// The logical value for the next backfilled id at `ms`; `None` when it would pass the
+    /// 48-bit range.
+    pub fn next(&mut self, ms: u64) -> Option<u64> {
+        let logical = match self.last {
+            Some((base, l)) if base == ms => l.checked_add(1)?,
+            _ => ms.checked_mul(1 << 16)?,
+        };
+        if logical >> 16 > crate::layout::MAX_MS {
+            return None;
+        }
+        self.last = Some((ms, logical));
+        Some(logical)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,362 @@
+use super::*;
+use crate::layout::Id;
+use proptest::prelude::*;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+const MS: u64 = 1 << 16;
+
+/// A clock with plenty of reservation, as after the background writer has run.
+fn open_clock(start: u64) -> SharedClock {
+    let c = SharedClock::resume(start);
+    c.set_reserved(u64::MAX);
+    c
+}
+
+fn tick(c: &SharedClock, now: u64) -> u64 {
+    c.tick(now).unwrap().logical
+}
+
+#[test]
+fn clock_ahead_takes_wall_time_with_counter_zero() {
+    let c = open_clock(0);
+    assert_eq!(tick(&c, 1000), 1000 * MS);
+    assert_eq!(tick(&c, 1001), 1001 * MS);
+}
+
+#[test]
+fn same_ms_counts_up() {
+    let c = open_clock(0);
+    assert_eq!(tick(&c, 1000), 1000 * MS);
+    assert_eq!(tick(&c, 1000), 1000 * MS + 1);
+    assert_eq!(tick(&c, 1000), 1000 * MS + 2);
+}
+
+#[test]
+fn clock_behind_keeps_last_ms_and_counts_up() {
+    let c = open_clock(0);
+    tick(&c, 5000);
+    let t = c.tick(4000).unwrap(); // stepped back 1 s
+    assert_eq!(t.logical, 5000 * MS + 1);
+    assert_eq!(t.backward_step_ms, Some(1000));
+    // The same step is reported once, not at every id while the clock is behind.
+    let t = c.tick(4001).unwrap();
+    assert_eq!(t.logical, 5000 * MS + 2);
+    assert_eq!(t.backward_step_ms, None);
+    assert_eq!(c.stats().backward_jumps, 1);
+    // Once the wall clock passes the logical clock, ids follow it again.
+    assert_eq!(tick(&c, 5001), 5001 * MS);
+}
+
+#[test]
+fn small_backward_noise_is_not_a_step() {
+    let c = open_clock(0);
+    tick(&c, 5000);
+    let t = c.tick(5000 - BACKWARD_STEP_THRESHOLD_MS).unwrap();
+    assert_eq!(t.backward_step_ms, None);
+    assert_eq!(c.stats().backward_jumps, 0);
+    let t = c.tick(5000 - BACKWARD_STEP_THRESHOLD_MS - 1).unwrap();
+    assert_eq!(t.backward_step_ms, Some(BACKWARD_STEP_THRESHOLD_MS + 1));
+}
+
+#[test]
+fn two_separate_steps_are_two_reports() {
+    let c = open_clock(0);
+    tick(&c, 10_000);
+    assert_eq!(c.tick(9_000).unwrap().backward_step_ms, Some(1000));
+    assert_eq!(c.tick(8_000).unwrap().backward_step_ms, Some(1000));
+    assert_eq!(c.stats().backward_jumps, 2);
+}
+
+#[test]
+fn counter_overflow_carries_into_the_ms() {
+    let c = open_clock(1000 * MS + 0xFFFE);
+    let t = c.tick(1000).unwrap();
+    assert_eq!(t.logical, 1000 * MS + 0xFFFF);
+    assert!(!t.overflowed);
+    let t = c.tick(1000).unwrap();
+    assert_eq!(t.logical, 1001 * MS);
+    assert!(t.overflowed);
+    assert_eq!(c.stats().overflows, 1);
+    // Still frozen at 1000: the logical clock runs ahead, never repeats.
+    assert_eq!(tick(&c, 1000), 1001 * MS + 1);
+    // A wall clock that reaches 1001 does not move it back.
+    assert_eq!(tick(&c, 1001), 1001 * MS + 2);
+}
+
+#[test]
+fn a_wall_tick_to_the_next_ms_is_not_an_overflow() {
+    let c = open_clock(1000 * MS + 0xFFFF);
+    let t = c.tick(1001).unwrap();
+    assert_eq!(t.logical, 1001 * MS);
+    assert!(!t.overflowed);
+}
+
+#[test]
+fn frozen_clock_issues_more_than_65536_distinct_increasing_ids() {
+    let c = open_clock(0);
+    let mut prev = 0;
+    for i in 0..200_000u64 {
+        let l = tick(&c, 7000);
+        assert!(l > prev || i == 0);
+        prev = l;
+    }
+    assert_eq!(prev, 7000 * MS + 199_999);
+    assert_eq!(c.stats().overflows, 3);
+}
+
+#[test]
+fn exhausted_clock_errors_instead_of_wrapping() {
+    let c = open_clock(u64::MAX);
+    assert_eq!(c.tick(1), Err(ClockError::Exhausted));
+}
+
+#[test]
+fn observe_ahead_moves_the_clock() {
+    let c = open_clock(0);
+    tick(&c, 1000);
+    let remote = 1300 * MS + 7;
+    c.observe(remote, 1000, 500).unwrap();
+    assert_eq!(tick(&c, 1000), remote + 1);
+    assert_eq!(c.stats().observes, 1);
+}
+
+#[test]
+fn observe_equal_ms_takes_the_larger_counter() {
+    let c = open_clock(0);
+    tick(&c, 1000);
+    tick(&c, 1000); // L = 1000:1
+    c.observe(1000 * MS + 5, 1000, 500).unwrap();
+    assert_eq!(tick(&c, 1000), 1000 * MS + 6);
+    c.observe(1000 * MS + 2, 1000, 500).unwrap();
+    assert_eq!(tick(&c, 1000), 1000 * MS + 7);
+}
+
+#[test]
+fn observe_behind_changes_nothing() {
+    let c = open_clock(0);
+    tick(&c, 2000);
+    c.observe(1500 * MS, 2000, 500).unwrap();
+    assert_eq!(tick(&c, 2000), 2000 * MS + 1);
+}
+
+#[test]
+fn observe_too_far_ahead_is_refused_and_leaves_the_clock() {
+    let c = open_clock(0);
+    tick(&c, 1000);
+    let before = c.stats();
+    assert_eq!(
+        c.observe(1501 * MS, 1000, 500),
+        Err(ClockError::TooFarAhead { ahead_ms: 501 })
+    );
+    assert_eq!(
+        c.observe((1000 + 3_600_000) * MS, 1000, 500),
+        Err(ClockError::TooFarAhead { ahead_ms: 3_600_000 })
+    );
+    assert_eq!(c.stats(), before);
+    // Exactly at the bound is accepted.
+    c.observe(1500 * MS, 1000, 500).unwrap();
+}
+
+#[test]
+fn never_issues_beyond_the_reservation() {
+    let c = SharedClock::resume(0);
+    assert_eq!(
+        c.tick(1000),
+        Err(ClockError::NeedsReservation { needed: 1000 * MS })
+    );
+    let h = c.reservation_for(1000 * MS, 1000, 2000);
+    assert_eq!(h, 3000 * MS);
+    c.set_reserved(h);
+    assert_eq!(tick(&c, 1000), 1000 * MS);
+    assert_eq!(tick(&c, 2999), 2999 * MS);
+    assert_eq!(tick(&c, 3000), 3000 * MS);
+    assert_eq!(
+        c.tick(3001),
+        Err(ClockError::NeedsReservation { needed: 3001 * MS })
+    );
+    // An observe past the reservation asks for one too, and changes nothing yet.
+    assert_eq!(
+        c.observe(3002 * MS, 3000, 500),
+        Err(ClockError::NeedsReservation { needed: 3002 * MS })
+    );
+    assert_eq!(c.stats().logical, 3000 * MS);
+    c.set_reserved(1); // never moves down
+    assert_eq!(c.stats().reserved, 3000 * MS);
+}
+
+#[test]
+fn refresh_keeps_half_a_window_ahead() {
+    let c = SharedClock::resume(0);
+    assert_eq!(c.refresh_due(1000, 2000), Some(3000 * MS));
+    c.set_reserved(3000 * MS);
+    assert_eq!(c.refresh_due(1000, 2000), None);
+    assert_eq!(c.refresh_due(2000, 2000), None);
+    assert_eq!(c.refresh_due(2001, 2000), Some(4001 * MS));
+    // Logical time ahead of the wall clock (an observe) counts as the base.
+    c.set_reserved(u64::MAX / 2);
+    let c2 = SharedClock::resume(5000 * MS);
+    c2.set_reserved(5000 * MS);
+    assert_eq!(c2.refresh_due(1000, 2000), Some(7000 * MS));
+}
+
+#[test]
+fn restart_resumes_above_the_persisted_mark_even_with_the_clock_behind() {
+    let c = SharedClock::resume(0);
+    c.set_reserved(c.reservation_for(0, 10_000, 2000));
+    let mut last = 0;
+    for now in 10_000..10_050 {
+        last = tick(&c, now);
+    }
+    let persisted = c.stats().reserved;
+    assert!(persisted >= last);
+    // Restart with the wall clock 5 s behind.
+    let r = SharedClock::resume(persisted);
+    let first = match r.tick(5_000) {
+        Err(ClockError::NeedsReservation { needed }) => {
+            r.set_reserved(r.reservation_for(needed, 5_000, 2000));
+            tick(&r, 5_000)
+        }
+        other => panic!("expected a reservation request, got {other:?}"),
+    };
+    assert!(first > last);
+    assert_eq!(first, persisted + 1);
+}
+
+#[test]
+fn concurrent_ticks_are_unique_and_increasing_per_thread() {
+    let c = Arc::new(open_clock(0));
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let c = Arc::clone(&c);
+            std::thread::spawn(move || {
+                let mut out = Vec::with_capacity(50_000);
+                for i in 0..50_000u64 {
+                    // Every thread sees its own slightly different (and sometimes stepped) clock.
+                    let now = 1_000 + i / 100 + if t == 1 && i % 7000 == 0 { 0 } else { t };
+                    out.push(c.tick(now).unwrap().logical);
+                }
+                out
+            })
+        })
+        .collect();
+    let mut all = HashSet::new();
+    for h in threads {
+        let v = h.join().unwrap();
+        assert!(v.windows(2).all(|w| w[0] < w[1]));
+        for l in v {
+            assert!(all.insert(l), "duplicate {l}");
+        }
+    }
+    assert_eq!(all.len(), 200_000);
+}
+
+#[test]
+fn concurrent_ticks_respect_the_reservation() {
+    let c = Arc::new(SharedClock::resume(0));
+    c.set_reserved(1000 * MS + 10_000);
+    let threads: Vec<_> = (0..2)
+        .map(|_| {
+            let c = Arc::clone(&c);
+            std::thread::spawn(move || {
+                let mut n = 0;
+                while let Ok(t) = c.tick(1000) {
+                    assert!(t.logical <= 1000 * MS + 10_000);
+                    n += 1;
+                }
+                n
+            })
+        })
+        .collect();
+    let total: u64 = threads.into_iter().map(|h| h.join().unwrap()).sum();
+    assert_eq!(total, 10_001);
+}
+
+#[test]
+fn backfill_orders_ids_of_one_ms_and_restarts_per_ms() {
+    let mut b = Backfill::default();
+    assert_eq!(b.next(5), Some(5 * MS));
+    assert_eq!(b.next(5), Some(5 * MS + 1));
+    assert_eq!(b.next(9), Some(9 * MS));
+    assert_eq!(b.next(5), Some(5 * MS));
+    let mut b = Backfill::default();
+    let mut prev = 0;
+    for i in 0..70_000 {
+        let l = b.next(5).unwrap();
+        assert!(i == 0 || l > prev);
+        prev = l;
+    }
+    assert_eq!(prev, 6 * MS + (70_000 - 65_536 - 1));
+    let mut b = Backfill::default();
+    assert!(b.next(crate::layout::MAX_MS).is_some());
+    assert_eq!(b.next(crate::layout::MAX_MS + 1), None);
+}
+
+/// A model of many publishers exchanging messages. Each has its own skewed wall clock; a
+/// receive calls observe before the receiver makes its next event. Checks: ids never repeat,
+/// each publisher's ids increase, and every effect sorts after its cause.
+#[derive(Debug, Clone)]
+enum Step {
+    Local { node: usize, advance: u64 },
+    Send { from: usize, to: usize, advance: u64 },
+    StepBack { node: usize, by: u64 },
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        5 => (0usize..4, 0u64..3).prop_map(|(node, advance)| Step::Local { node, advance }),
+        4 => (0usize..4, 0usize..4, 0u64..3).prop_map(|(from, to, advance)| Step::Send { from, to, advance }),
+        1 => (0usize..4, 1u64..400).prop_map(|(node, by)| Step::StepBack { node, by }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    #[test]
+    fn many_publishers_keep_uniqueness_order_and_causality(
+        skews in proptest::collection::vec(0u64..300, 4),
+        steps in proptest::collection::vec(step(), 1..400),
+    ) {
+        let clocks: Vec<SharedClock> = (0..4).map(|_| open_clock(0)).collect();
+        let mut wall: Vec<u64> = skews.iter().map(|s| 1_000_000 + s).collect();
+        let mut last: Vec<Option<Id>> = vec![None; 4];
+        let mut seen = HashSet::new();
+        let mut rand = 0u64;
+        let mut emit = |node: usize, wall: &[u64], last: &mut [Option<Id>]| -> Id {
+            rand += 1;
+            let l = clocks[node].tick(wall[node]).unwrap().logical;
+            let id = Id::from_logical(l, node as u16, rand);
+            if let Some(prev) = last[node] {
+                assert!(id > prev, "publisher {node} went backwards");
+            }
+            last[node] = Some(id);
+            assert!(seen.insert(id), "duplicate id");
+            id
+        };
+        for s in steps {
+            match s {
+                Step::Local { node, advance } => {
+                    wall[node] += advance;
+                    emit(node, &wall, &mut last);
+                }
+                Step::Send { from, to, advance } => {
+                    wall[from] += advance;
+                    wall[to] += advance;
+                    let cause = emit(from, &wall, &mut last);
+                    // The skew bound is tested on its own; here every observe is accepted.
+                    clocks[to].observe(cause.logical(), wall[to], u64::MAX).unwrap();
+                    let effect = emit(to, &wall, &mut last);
+                    prop_assert!(effect > cause, "effect {effect:?} sorts before cause {cause:?}");
+                }
+                Step::StepBack { node, by } => wall[node] -= by,
+            }
+        }
+    }
+
+    #[test]
+    fn send_is_strictly_increasing(l in 0..u64::MAX, now in 0..=crate::layout::MAX_MS) {
+        let n = send(l, now).unwrap();
+        prop_assert!(n > l);
+        prop_assert!(n >= now << 16);
+    }
+}

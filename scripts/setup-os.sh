@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Step 1 of 2: the Debian packages hlculid builds and tests with. Run as root (or it uses sudo).
+# Idempotent: installs only what is missing.
+set -euo pipefail
+
+pkgs=(
+  postgresql-15 postgresql-server-dev-15 postgresql-contrib-15  # PG15 server, headers, pg_regress
+  libclang-dev clang pkg-config build-essential                   # bindgen for pgrx
+  sudo                                                            # cargo pgrx test --runas
+  faketime                                                        # clock-step tests
+  python3 python3-venv python3-pip                                # PostgreSQL 18 wheel
+  ca-certificates curl git make
+)
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup-os: installing ${missing[*]}"
+  # Debian's postgresql-common would create and start a 'main' cluster on 5432; we never use it.
+  as_root mkdir -p /etc/postgresql-common
+  if [ ! -f /etc/postgresql-common/createcluster.conf ] || ! grep -q '^create_main_cluster = false' /etc/postgresql-common/createcluster.conf; then
+    echo 'create_main_cluster = false' | as_root tee -a /etc/postgresql-common/createcluster.conf >/dev/null
+  fi
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup-os: all Debian packages present"
+fi
