@@ -119,16 +119,13 @@ impl SharedClock {
             if next > self.reserved.load(Ordering::Acquire) {
                 return Err(ClockError::NeedsReservation { needed: next });
             }
-            match self.logical.compare_exchange_weak(
-                cur,
-                next,
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            ) {
+            match self
+                .logical
+                .compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Relaxed)
+            {
                 Ok(_) => {
                     // A carry the wall clock did not reach: logical time now runs ahead.
-                    let overflowed =
-                        next == cur + 1 && next & 0xFFFF == 0 && now_ms < next >> 16;
+                    let overflowed = next == cur + 1 && next & 0xFFFF == 0 && now_ms < next >> 16;
                     if overflowed {
                         self.overflows.fetch_add(1, Ordering::Relaxed);
                     }

@@ -215,10 +215,23 @@ mod tests {
         assert_eq!(Id::max_of_ms(MAX_MS + 1), None);
         let lo = Id::min_of_ms(5).unwrap();
         let hi = Id::max_of_ms(5).unwrap();
-        assert_eq!(lo.parts(), Parts { ms: 5, counter: 0, publisher: 0, random: 0 });
+        assert_eq!(
+            lo.parts(),
+            Parts {
+                ms: 5,
+                counter: 0,
+                publisher: 0,
+                random: 0
+            }
+        );
         assert_eq!(
             hi.parts(),
-            Parts { ms: 5, counter: 0xFFFF, publisher: 0xFFFF, random: MAX_RANDOM }
+            Parts {
+                ms: 5,
+                counter: 0xFFFF,
+                publisher: 0xFFFF,
+                random: MAX_RANDOM
+            }
         );
         assert!(Id::max_of_ms(4).unwrap() < lo);
         assert!(hi < Id::min_of_ms(6).unwrap());

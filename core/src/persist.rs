@@ -33,7 +33,10 @@ pub fn encode(mark: u64) -> String {
 }
 
 pub fn decode(s: &str) -> Option<u64> {
-    let rest = s.strip_suffix('\n')?.strip_prefix(MAGIC)?.strip_prefix(' ')?;
+    let rest = s
+        .strip_suffix('\n')?
+        .strip_prefix(MAGIC)?
+        .strip_prefix(' ')?;
     let (a, b) = rest.split_once(' ')?;
     let (a, b): (u64, u64) = (a.parse().ok()?, b.parse().ok()?);
     (a ^ CHECK == b).then_some(a)
@@ -85,7 +88,13 @@ mod tests {
     #[test]
     fn damaged_files_are_reported() {
         let d = tempdir("bad");
-        for s in ["", "hlculid-hwm 1 5 5\n", "garbage", "hlculid-hwm 1 5\n", &encode(7).replace('\n', "")] {
+        for s in [
+            "",
+            "hlculid-hwm 1 5 5\n",
+            "garbage",
+            "hlculid-hwm 1 5\n",
+            &encode(7).replace('\n', ""),
+        ] {
             fs::write(d.join(FILE_NAME), s).unwrap();
             assert!(matches!(load(&d), Err(LoadError::Corrupt(_))), "{s:?}");
         }

@@ -22,9 +22,15 @@ pub enum ParseError {
     /// No accepted form has this many bytes.
     Length(usize),
     /// A byte that is not a digit of the form, at this byte offset.
-    Character { at: usize, form: Form },
+    Character {
+        at: usize,
+        form: Form,
+    },
     /// A hyphen missing or misplaced in a form that needs them.
-    Separator { at: usize, form: Form },
+    Separator {
+        at: usize,
+        form: Form,
+    },
     /// A ULID whose value exceeds 128 bits (first character above 7).
     UlidOverflow,
 }
@@ -233,25 +239,133 @@ mod tests {
             (b"", Empty),
             (b"0", Length(1)),
             (b"017FC21C5E7A-0000-000A-AAA11111111", Length(34)),
-            (b"017FC21C5E7A-0000-000A-AAA1111111111", Separator { at: 8, form: Form::Uuid }),
-            (b"017FC21C5E7A-0000-000A-AAA111111111 ", Separator { at: 8, form: Form::Uuid }),
-            (b" 017FC21C5E7A-0000-000A-AAA111111111", Character { at: 0, form: Form::Uuid }),
+            (
+                b"017FC21C5E7A-0000-000A-AAA1111111111",
+                Separator {
+                    at: 8,
+                    form: Form::Uuid,
+                },
+            ),
+            (
+                b"017FC21C5E7A-0000-000A-AAA111111111 ",
+                Separator {
+                    at: 8,
+                    form: Form::Uuid,
+                },
+            ),
+            (
+                b" 017FC21C5E7A-0000-000A-AAA111111111",
+                Character {
+                    at: 0,
+                    form: Form::Uuid,
+                },
+            ),
             (b"017FC21C5E7A0000000AAAA1111111111", Length(33)),
-            (b"017FC21C5E7A00000-000A-AAA111111111", Separator { at: 12, form: Form::Canonical }),
-            (b"017FC21C5E7A-0000_000A-AAA111111111", Separator { at: 17, form: Form::Canonical }),
-            (b"017FC21C5E7A-0000-000A+AAA111111111", Separator { at: 22, form: Form::Canonical }),
-            (b"017FC21C5E7G-0000-000A-AAA111111111", Character { at: 11, form: Form::Canonical }),
-            (b"017FC21C5E7A-0000-000A-AAA11111111-", Character { at: 34, form: Form::Canonical }),
-            (b"017FC21C5E7A0000000AAAA11111111Z", Character { at: 31, form: Form::Hex }),
-            (b"017FC21C5E7A0000000AAAA11111111-", Character { at: 31, form: Form::Hex }),
-            (b"017fc21c-5e7a-0000-000a-aaa11111111g", Character { at: 35, form: Form::Uuid }),
-            (b"017fc21c5e7a-0000-000a-aaa111111111-", Separator { at: 8, form: Form::Uuid }),
-            (b"{17fc21c-5e7a-0000-000a-aaa11111111}", Character { at: 0, form: Form::Uuid }),
-            (b"01ARZ3NDEKTSV4RRFFQ69G5FAU", Character { at: 25, form: Form::Ulid }),
-            (b"01ARZ3NDEKTSV4RRFFQ69G5FAI", Character { at: 25, form: Form::Ulid }),
-            (b"01ARZ3NDEKTSV4RRFFQ69G5FAL", Character { at: 25, form: Form::Ulid }),
-            (b"01ARZ3NDEKTSV4RRFFQ69G5FAO", Character { at: 25, form: Form::Ulid }),
-            (b"01ARZ3NDEKTSV4RRFFQ69G5FA-", Character { at: 25, form: Form::Ulid }),
+            (
+                b"017FC21C5E7A00000-000A-AAA111111111",
+                Separator {
+                    at: 12,
+                    form: Form::Canonical,
+                },
+            ),
+            (
+                b"017FC21C5E7A-0000_000A-AAA111111111",
+                Separator {
+                    at: 17,
+                    form: Form::Canonical,
+                },
+            ),
+            (
+                b"017FC21C5E7A-0000-000A+AAA111111111",
+                Separator {
+                    at: 22,
+                    form: Form::Canonical,
+                },
+            ),
+            (
+                b"017FC21C5E7G-0000-000A-AAA111111111",
+                Character {
+                    at: 11,
+                    form: Form::Canonical,
+                },
+            ),
+            (
+                b"017FC21C5E7A-0000-000A-AAA11111111-",
+                Character {
+                    at: 34,
+                    form: Form::Canonical,
+                },
+            ),
+            (
+                b"017FC21C5E7A0000000AAAA11111111Z",
+                Character {
+                    at: 31,
+                    form: Form::Hex,
+                },
+            ),
+            (
+                b"017FC21C5E7A0000000AAAA11111111-",
+                Character {
+                    at: 31,
+                    form: Form::Hex,
+                },
+            ),
+            (
+                b"017fc21c-5e7a-0000-000a-aaa11111111g",
+                Character {
+                    at: 35,
+                    form: Form::Uuid,
+                },
+            ),
+            (
+                b"017fc21c5e7a-0000-000a-aaa111111111-",
+                Separator {
+                    at: 8,
+                    form: Form::Uuid,
+                },
+            ),
+            (
+                b"{17fc21c-5e7a-0000-000a-aaa11111111}",
+                Character {
+                    at: 0,
+                    form: Form::Uuid,
+                },
+            ),
+            (
+                b"01ARZ3NDEKTSV4RRFFQ69G5FAU",
+                Character {
+                    at: 25,
+                    form: Form::Ulid,
+                },
+            ),
+            (
+                b"01ARZ3NDEKTSV4RRFFQ69G5FAI",
+                Character {
+                    at: 25,
+                    form: Form::Ulid,
+                },
+            ),
+            (
+                b"01ARZ3NDEKTSV4RRFFQ69G5FAL",
+                Character {
+                    at: 25,
+                    form: Form::Ulid,
+                },
+            ),
+            (
+                b"01ARZ3NDEKTSV4RRFFQ69G5FAO",
+                Character {
+                    at: 25,
+                    form: Form::Ulid,
+                },
+            ),
+            (
+                b"01ARZ3NDEKTSV4RRFFQ69G5FA-",
+                Character {
+                    at: 25,
+                    form: Form::Ulid,
+                },
+            ),
             (b"80000000000000000000000000", UlidOverflow),
             (b"ZZZZZZZZZZZZZZZZZZZZZZZZZZ", UlidOverflow),
         ];
@@ -271,12 +385,21 @@ mod tests {
         for e in [
             ParseError::Empty,
             ParseError::Length(3),
-            ParseError::Character { at: 0, form: Form::Ulid },
-            ParseError::Separator { at: 12, form: Form::Canonical },
+            ParseError::Character {
+                at: 0,
+                form: Form::Ulid,
+            },
+            ParseError::Separator {
+                at: 12,
+                form: Form::Canonical,
+            },
             ParseError::UlidOverflow,
         ] {
             let s = e.to_string();
-            assert!(s.ends_with('.') && s.chars().next().unwrap().is_uppercase(), "{s}");
+            assert!(
+                s.ends_with('.') && s.chars().next().unwrap().is_uppercase(),
+                "{s}"
+            );
         }
     }
 

@@ -46,7 +46,10 @@ mod tests {
     #[test]
     fn known_points() {
         assert_eq!(pg_us_to_unix_ms(-PG_EPOCH_OFFSET_US), Ok(0));
-        assert_eq!(pg_us_to_unix_ms(-PG_EPOCH_OFFSET_US - 1), Err(TimeError::OutOfRange));
+        assert_eq!(
+            pg_us_to_unix_ms(-PG_EPOCH_OFFSET_US - 1),
+            Err(TimeError::OutOfRange)
+        );
         assert_eq!(pg_us_to_unix_ms(0), Ok(946_684_800_000));
         assert_eq!(pg_us_to_unix_ms(999), Ok(946_684_800_000));
         assert_eq!(pg_us_to_unix_ms(1000), Ok(946_684_800_001));

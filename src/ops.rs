@@ -1,0 +1,275 @@
+//! Comparison operators and index support: btree (compare, sortsupport with abbreviated keys,
+//! equalimage, and skip support on PostgreSQL 18), hash (32- and 64-bit, identical to
+//! `uuid_hash`), BRIN minmax, and the `min`/`max` aggregates. Laid out like core's `uuid.c`.
+
+use crate::datum::Hlculid;
+use core::ffi::c_int;
+use pgrx::prelude::*;
+use pgrx::Internal;
+
+unsafe extern "C-unwind" {
+    // Core symbols pgrx does not bind (common/hashfn.h), or binds only behind a Rust wrapper
+    // whose address differs: tuplesort picks its fast path by comparing the comparator pointer
+    // with the real `ssup_datum_unsigned_cmp`.
+    fn hash_bytes(k: *const u8, keylen: c_int) -> u32;
+    fn hash_bytes_extended(k: *const u8, keylen: c_int, seed: u64) -> u64;
+    fn ssup_datum_unsigned_cmp(
+        x: pg_sys::Datum,
+        y: pg_sys::Datum,
+        ssup: pg_sys::SortSupport,
+    ) -> c_int;
+}
+
+#[pg_operator(immutable, parallel_safe)]
+#[opname(=)]
+#[commutator(=)]
+#[negator(<>)]
+#[restrict(eqsel)]
+#[join(eqjoinsel)]
+#[hashes]
+#[merges]
+fn hlculid_eq(a: Hlculid, b: Hlculid) -> bool {
+    a == b
+}
+
+#[pg_operator(immutable, parallel_safe)]
+#[opname(<>)]
+#[commutator(<>)]
+#[negator(=)]
+#[restrict(neqsel)]
+#[join(neqjoinsel)]
+fn hlculid_ne(a: Hlculid, b: Hlculid) -> bool {
+    a != b
+}
+
+#[pg_operator(immutable, parallel_safe)]
+#[opname(<)]
+#[commutator(>)]
+#[negator(>=)]
+#[restrict(scalarltsel)]
+#[join(scalarltjoinsel)]
+fn hlculid_lt(a: Hlculid, b: Hlculid) -> bool {
+    a < b
+}
+
+#[pg_operator(immutable, parallel_safe)]
+#[opname(<=)]
+#[commutator(>=)]
+#[negator(>)]
+#[restrict(scalarlesel)]
+#[join(scalarlejoinsel)]
+fn hlculid_le(a: Hlculid, b: Hlculid) -> bool {
+    a <= b
+}
+
+#[pg_operator(immutable, parallel_safe)]
+#[opname(>)]
+#[commutator(<)]
+#[negator(<=)]
+#[restrict(scalargtsel)]
+#[join(scalargtjoinsel)]
+fn hlculid_gt(a: Hlculid, b: Hlculid) -> bool {
+    a > b
+}
+
+#[pg_operator(immutable, parallel_safe)]
+#[opname(>=)]
+#[commutator(<=)]
+#[negator(<)]
+#[restrict(scalargesel)]
+#[join(scalargejoinsel)]
+fn hlculid_ge(a: Hlculid, b: Hlculid) -> bool {
+    a >= b
+}
+
+#[pg_extern(immutable, parallel_safe, strict)]
+fn hlculid_cmp(a: Hlculid, b: Hlculid) -> i32 {
+    a.cmp(&b) as i32
+}
+
+#[pg_extern(immutable, parallel_safe, strict)]
+fn hlculid_smaller(a: Hlculid, b: Hlculid) -> Hlculid {
+    a.min(b)
+}
+
+#[pg_extern(immutable, parallel_safe, strict)]
+fn hlculid_larger(a: Hlculid, b: Hlculid) -> Hlculid {
+    a.max(b)
+}
+
+/// 32-bit hash, equal to `uuid_hash` of the same bytes.
+#[pg_extern(immutable, parallel_safe, strict)]
+fn hlculid_hash(v: Hlculid) -> i32 {
+    unsafe { hash_bytes(v.0 .0.as_ptr(), 16) as i32 }
+}
+
+/// 64-bit seeded hash (hash support 2, needed by `PARTITION BY HASH`), equal to
+/// `uuid_hash_extended`; with seed 0 its low 32 bits equal `hlculid_hash`.
+#[pg_extern(immutable, parallel_safe, strict)]
+fn hlculid_hash_extended(v: Hlculid, seed: i64) -> i64 {
+    unsafe { hash_bytes_extended(v.0 .0.as_ptr(), 16, seed as u64) as i64 }
+}
+
+// Sortsupport callbacks run inside tuplesort for every comparison: they must not allocate,
+// raise or panic.
+unsafe extern "C-unwind" fn hlculid_fastcmp(
+    a: pg_sys::Datum,
+    b: pg_sys::Datum,
+    _: pg_sys::SortSupport,
+) -> c_int {
+    unsafe { Hlculid::read(a).cmp(&Hlculid::read(b)) as c_int }
+}
+
+/// The abbreviated key is the first 8 bytes as an unsigned integer: 48 bits of ms and the
+/// 16-bit counter, which almost always decide the comparison on their own.
+unsafe extern "C-unwind" fn hlculid_abbrev_convert(
+    original: pg_sys::Datum,
+    _: pg_sys::SortSupport,
+) -> pg_sys::Datum {
+    let prefix = unsafe { original.cast_mut_ptr::<[u8; 8]>().read_unaligned() };
+    pg_sys::Datum::from(u64::from_be_bytes(prefix))
+}
+
+/// Never abandon abbreviation: unlike random uuids, time-ordered ids have distinct prefixes
+/// unless many share one millisecond and counter, and then comparing them in full is what
+/// any strategy would do.
+unsafe extern "C-unwind" fn hlculid_abbrev_abort(_: c_int, _: pg_sys::SortSupport) -> bool {
+    false
+}
+
+#[pg_extern(immutable, parallel_safe, strict)]
+fn hlculid_sortsupport(mut ssup: Internal) {
+    let Some(ssup) = (unsafe { ssup.get_mut::<pg_sys::SortSupportData>() }) else {
+        return;
+    };
+    ssup.comparator = Some(hlculid_fastcmp);
+    if ssup.abbreviate && core::mem::size_of::<pg_sys::Datum>() == 8 {
+        ssup.abbrev_converter = Some(hlculid_abbrev_convert);
+        ssup.abbrev_abort = Some(hlculid_abbrev_abort);
+        ssup.abbrev_full_comparator = Some(hlculid_fastcmp);
+        ssup.comparator = Some(ssup_datum_unsigned_cmp);
+    }
+}
+
+#[cfg(feature = "pg18")]
+mod skip {
+    //! Btree skip support (PostgreSQL 18): the next and previous possible values.
+    use super::*;
+    use hlculid_core::Id;
+
+    /// `utils/skipsupport.h`, which pgrx 0.18 does not bind.
+    #[repr(C)]
+    pub struct SkipSupportData {
+        pub low_elem: pg_sys::Datum,
+        pub high_elem: pg_sys::Datum,
+        pub decrement: Option<IncDec>,
+        pub increment: Option<IncDec>,
+    }
+    type IncDec = unsafe extern "C-unwind" fn(
+        rel: pg_sys::Relation,
+        existing: pg_sys::Datum,
+        overflow: *mut bool,
+    ) -> pg_sys::Datum;
+
+    unsafe fn step(existing: pg_sys::Datum, overflow: *mut bool, up: bool) -> pg_sys::Datum {
+        let v = unsafe { Hlculid::read(existing) }.0.to_u128();
+        let next = if up {
+            v.checked_add(1)
+        } else {
+            v.checked_sub(1)
+        };
+        unsafe { *overflow = next.is_none() };
+        match next {
+            Some(n) => Hlculid(Id::from_u128(n)).to_datum(),
+            None => pg_sys::Datum::from(0), // undefined by contract when overflowing
+        }
+    }
+
+    unsafe extern "C-unwind" fn decrement(
+        _: pg_sys::Relation,
+        existing: pg_sys::Datum,
+        underflow: *mut bool,
+    ) -> pg_sys::Datum {
+        unsafe { step(existing, underflow, false) }
+    }
+
+    unsafe extern "C-unwind" fn increment(
+        _: pg_sys::Relation,
+        existing: pg_sys::Datum,
+        overflow: *mut bool,
+    ) -> pg_sys::Datum {
+        unsafe { step(existing, overflow, true) }
+    }
+
+    #[pg_extern(immutable, parallel_safe, strict)]
+    fn hlculid_skipsupport(mut sksup: Internal) {
+        let Some(s) = (unsafe { sksup.get_mut::<SkipSupportData>() }) else {
+            return;
+        };
+        s.low_elem = Hlculid(Id::MIN).to_datum();
+        s.high_elem = Hlculid(Id::MAX).to_datum();
+        s.decrement = Some(decrement);
+        s.increment = Some(increment);
+    }
+
+    extension_sql!(
+        "ALTER OPERATOR FAMILY hlculid_ops USING btree ADD FUNCTION 6 (hlculid) hlculid_skipsupport(internal);",
+        name = "hlculid_skipsupport_opfamily",
+        requires = ["hlculid_opclasses", hlculid_skipsupport],
+    );
+}
+
+extension_sql!(
+    r#"
+CREATE OPERATOR CLASS hlculid_ops DEFAULT FOR TYPE hlculid USING btree AS
+    OPERATOR 1 <,
+    OPERATOR 2 <=,
+    OPERATOR 3 =,
+    OPERATOR 4 >=,
+    OPERATOR 5 >,
+    FUNCTION 1 hlculid_cmp(hlculid, hlculid),
+    FUNCTION 2 hlculid_sortsupport(internal),
+    FUNCTION 4 btequalimage(oid);
+
+CREATE OPERATOR CLASS hlculid_ops DEFAULT FOR TYPE hlculid USING hash AS
+    OPERATOR 1 =,
+    FUNCTION 1 hlculid_hash(hlculid),
+    FUNCTION 2 hlculid_hash_extended(hlculid, int8);
+
+CREATE OPERATOR CLASS hlculid_minmax_ops DEFAULT FOR TYPE hlculid USING brin AS
+    OPERATOR 1 <,
+    OPERATOR 2 <=,
+    OPERATOR 3 =,
+    OPERATOR 4 >=,
+    OPERATOR 5 >,
+    FUNCTION 1 brin_minmax_opcinfo(internal),
+    FUNCTION 2 brin_minmax_add_value(internal, internal, internal, internal),
+    FUNCTION 3 brin_minmax_consistent(internal, internal, internal),
+    FUNCTION 4 brin_minmax_union(internal, internal, internal);
+
+CREATE AGGREGATE min(hlculid) (
+    SFUNC = hlculid_smaller, STYPE = hlculid, COMBINEFUNC = hlculid_smaller,
+    SORTOP = <, PARALLEL = SAFE
+);
+CREATE AGGREGATE max(hlculid) (
+    SFUNC = hlculid_larger, STYPE = hlculid, COMBINEFUNC = hlculid_larger,
+    SORTOP = >, PARALLEL = SAFE
+);
+"#,
+    name = "hlculid_opclasses",
+    requires = [
+        "hlculid_type",
+        hlculid_eq,
+        hlculid_ne,
+        hlculid_lt,
+        hlculid_le,
+        hlculid_gt,
+        hlculid_ge,
+        hlculid_cmp,
+        hlculid_sortsupport,
+        hlculid_hash,
+        hlculid_hash_extended,
+        hlculid_smaller,
+        hlculid_larger
+    ],
+);
