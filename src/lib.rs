@@ -5,12 +5,29 @@
 mod datum;
 mod errors;
 mod extract;
+mod generator;
+mod hwm_writer;
 mod io;
 mod ops;
+mod settings;
+mod shmem;
 
 pub use datum::Hlculid;
 
 pgrx::pg_module_magic!(name, version);
+
+/// Loaded lazily (no `shared_preload_libraries`), hlculid keeps the type and every function but
+/// the generators, which then raise a clear error. Preloaded, it also sets up its settings, the
+/// shared clock and the high-water mark writer.
+#[pgrx::pg_guard]
+pub extern "C-unwind" fn _PG_init() {
+    if unsafe { !pgrx::pg_sys::process_shared_preload_libraries_in_progress } {
+        return;
+    }
+    settings::define();
+    shmem::init();
+    hwm_writer::register();
+}
 
 #[cfg(any(test, feature = "pg_test"))]
 #[pgrx::pg_schema]

@@ -165,16 +165,17 @@ impl SharedClock {
         base.saturating_add(window_ms.saturating_mul(1 << 16))
     }
 
-    /// The high-water mark a background refresh should persist now, or `None` while more than
-    /// half of `window_ms` remains ahead of both the wall clock and the logical clock.
+    /// What a background refresh should ask [`reservation_for`](Self::reservation_for) to cover
+    /// now, or `None` while more than half of `window_ms` remains ahead of both the wall clock
+    /// and the logical clock. Refreshing this way keeps the durable mark between half a window
+    /// and one and a half windows ahead, and writes it about once per window.
     pub fn refresh_due(&self, now_ms: u64, window_ms: u64) -> Option<u64> {
         let base = self
             .logical
             .load(Ordering::Acquire)
             .max(now_ms.saturating_mul(1 << 16));
         let low_water = base.saturating_add((window_ms / 2).saturating_mul(1 << 16));
-        (self.reserved.load(Ordering::Acquire) < low_water)
-            .then(|| self.reservation_for(base, now_ms, window_ms))
+        (self.reserved.load(Ordering::Acquire) < low_water).then_some(low_water)
     }
 
     /// Publishes a high-water mark that is now durable. Never moves it down.

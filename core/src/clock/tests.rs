@@ -190,16 +190,17 @@ fn never_issues_beyond_the_reservation() {
 #[test]
 fn refresh_keeps_half_a_window_ahead() {
     let c = SharedClock::resume(0);
-    assert_eq!(c.refresh_due(1000, 2000), Some(3000 * MS));
-    c.set_reserved(3000 * MS);
+    let needed = c.refresh_due(1000, 2000).unwrap();
+    assert_eq!(needed, 2000 * MS);
+    c.set_reserved(c.reservation_for(needed, 1000, 2000));
+    assert_eq!(c.stats().reserved, 4000 * MS);
     assert_eq!(c.refresh_due(1000, 2000), None);
-    assert_eq!(c.refresh_due(2000, 2000), None);
-    assert_eq!(c.refresh_due(2001, 2000), Some(4001 * MS));
+    assert_eq!(c.refresh_due(3000, 2000), None);
+    assert_eq!(c.refresh_due(3001, 2000), Some(4001 * MS));
     // Logical time ahead of the wall clock (an observe) counts as the base.
-    c.set_reserved(u64::MAX / 2);
     let c2 = SharedClock::resume(5000 * MS);
     c2.set_reserved(5000 * MS);
-    assert_eq!(c2.refresh_due(1000, 2000), Some(7000 * MS));
+    assert_eq!(c2.refresh_due(1000, 2000), Some(6000 * MS));
 }
 
 #[test]

@@ -1,0 +1,56 @@
+//! The background worker that keeps the durable high-water mark ahead of the clock, so that
+//! backends almost never wait for an fsync. It also logs, once per server start, which
+//! publisher id the server uses and why.
+
+use crate::settings::{self, PublisherSource};
+use crate::shmem;
+use pgrx::bgworkers::{
+    BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime, SignalWakeFlags,
+};
+use pgrx::prelude::*;
+use std::time::Duration;
+
+const TICK: Duration = Duration::from_millis(100);
+
+pub fn register() {
+    BackgroundWorkerBuilder::new("hlculid high-water mark writer")
+        .set_type("hlculid")
+        .set_library("hlculid")
+        .set_function("hlculid_hwm_writer_main")
+        .enable_shmem_access(None)
+        .set_start_time(BgWorkerStartTime::PostmasterStart)
+        .set_restart_time(Some(Duration::from_secs(1)))
+        .load();
+}
+
+fn log_publisher() {
+    match settings::publisher() {
+        (id, PublisherSource::Setting) => {
+            log!("hlculid: publisher id {id} (from hlculid.publisher_id)");
+        }
+        (id, PublisherSource::SystemIdentifier) => {
+            ereport!(
+                PgLogLevel::LOG,
+                PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
+                format!("hlculid: hlculid.publisher_id is not set; using publisher id {id}, derived from the system identifier"),
+                "Standbys and copies of a data directory share the system identifier and so this id, and derived ids of unrelated servers collide by chance (1% at 36 servers). Set hlculid.publisher_id to a value unique across your servers."
+            );
+        }
+    }
+}
+
+#[pg_guard]
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn hlculid_hwm_writer_main(_arg: pg_sys::Datum) {
+    BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
+    log_publisher();
+    loop {
+        shmem::refresh();
+        if !BackgroundWorker::wait_latch(Some(TICK)) {
+            break; // SIGTERM or postmaster death
+        }
+        if BackgroundWorker::sighup_received() {
+            unsafe { pg_sys::ProcessConfigFile(pg_sys::GucContext::PGC_SIGHUP) };
+        }
+    }
+}

@@ -1,0 +1,75 @@
+//! Configuration: `hlculid.publisher_id` and `hlculid.max_clock_skew`. Both are set in
+//! postgresql.conf only (postmaster and sighup contexts), so no ordinary role can change them.
+//! They exist only when hlculid is in `shared_preload_libraries`.
+
+use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
+use pgrx::prelude::*;
+use std::sync::OnceLock;
+
+/// -1 means "not set": derive one from the cluster's system identifier.
+static PUBLISHER_ID: GucSetting<i32> = GucSetting::<i32>::new(-1);
+static MAX_CLOCK_SKEW_MS: GucSetting<i32> = GucSetting::<i32>::new(500);
+
+/// Called from `_PG_init` during `shared_preload_libraries` processing only: a postmaster-context
+/// setting defined later is a FATAL error in PostgreSQL.
+pub fn define() {
+    GucRegistry::define_int_guc(
+        c"hlculid.publisher_id",
+        c"Publisher id embedded in every hlculid this server generates (0-65535, -1 = derive).",
+        c"Give every server that generates ids its own value. When unset (-1), a value is derived from the cluster's system identifier, which standbys and copies of a data directory share.",
+        &PUBLISHER_ID,
+        -1,
+        65535,
+        GucContext::Postmaster,
+        GucFlags::default(),
+    );
+    GucRegistry::define_int_guc(
+        c"hlculid.max_clock_skew",
+        c"How far ahead of the local clock an id passed to hlculid_observe() may be.",
+        c"An observed id further ahead than this is rejected and leaves the clock unchanged.",
+        &MAX_CLOCK_SKEW_MS,
+        0,
+        86_400_000,
+        GucContext::Sighup,
+        GucFlags::UNIT_MS,
+    );
+    unsafe { pg_sys::MarkGUCPrefixReserved(c"hlculid".as_ptr()) };
+}
+
+/// Where the publisher id comes from.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum PublisherSource {
+    Setting,
+    SystemIdentifier,
+}
+
+impl PublisherSource {
+    pub fn describe(self) -> &'static str {
+        match self {
+            PublisherSource::Setting => "hlculid.publisher_id",
+            PublisherSource::SystemIdentifier => "system identifier",
+        }
+    }
+}
+
+/// Folds the 64-bit system identifier into 16 bits.
+fn derived_publisher() -> u16 {
+    static DERIVED: OnceLock<u16> = OnceLock::new();
+    *DERIVED.get_or_init(|| {
+        let id = unsafe { pg_sys::GetSystemIdentifier() };
+        ((id >> 48) ^ (id >> 32) ^ (id >> 16) ^ id) as u16
+    })
+}
+
+/// The publisher id of this server and where it came from.
+#[inline]
+pub fn publisher() -> (u16, PublisherSource) {
+    match PUBLISHER_ID.get() {
+        v @ 0..=65535 => (v as u16, PublisherSource::Setting),
+        _ => (derived_publisher(), PublisherSource::SystemIdentifier),
+    }
+}
+
+pub fn max_clock_skew_ms() -> u64 {
+    MAX_CLOCK_SKEW_MS.get().max(0) as u64
+}
