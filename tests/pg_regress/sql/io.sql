@@ -1,0 +1,39 @@
+-- Text output is canonical: upper-case hex, 12-4-4-12.
+SELECT '017FC21C5E7A-0000-000A-AAA111111111'::hlculid;
+-- Every accepted input form of the same value
+SELECT v::hlculid, v::hlculid = '017FC21C5E7A-0000-000A-AAA111111111' AS same
+FROM (VALUES
+  ('017FC21C5E7A-0000-000A-AAA111111111'),
+  ('017fc21c5e7a-0000-000a-aaa111111111'),
+  ('017FC21C5E7A0000000AAAA111111111'),
+  ('017fc21c-5e7a-0000-000a-aaa111111111'),
+  ('017FC21C-5E7A-0000-000A-AAA111111111'),
+  ('01FZ11RQKT000002NAM48H248H'),
+  ('01fz11rqkt000002nam48h248h')
+) t(v);
+SELECT hlculid_to_ulid('017FC21C5E7A-0000-000A-AAA111111111');
+SELECT '00000000000000000000000000'::hlculid AS ulid_min, '7ZZZZZZZZZZZZZZZZZZZZZZZZZ'::hlculid AS ulid_max;
+SELECT hlculid_to_ulid('FFFFFFFFFFFF-FFFF-FFFF-FFFFFFFFFFFF');
+-- Round trips through text
+SELECT count(*) FILTER (WHERE x::text::hlculid = x AND hlculid_to_ulid(x)::hlculid = x) AS round_trips
+FROM (SELECT gen_random_uuid()::hlculid AS x FROM generate_series(1, 1000)) s;
+-- What a user sees for bad input
+SELECT 'not an id'::hlculid;
+-- Every malformed input: 22P02 with the input in the message
+SELECT v, err(format('SELECT %L::hlculid', v), false) FROM (VALUES
+  (''),
+  ('0'),
+  ('017FC21C5E7A-0000-000A-AAA11111111'),
+  ('017FC21C5E7A-0000-000A-AAA1111111111'),
+  (' 017FC21C5E7A-0000-000A-AAA111111111'),
+  ('017FC21C5E7A-0000-000A-AAA111111111 '),
+  ('017FC21C5E7A00000-000A-AAA111111111'),
+  ('017FC21C5E7G-0000-000A-AAA111111111'),
+  ('017FC21C5E7A0000000AAAA11111111Z'),
+  ('{17fc21c-5e7a-0000-000a-aaa11111111}'),
+  ('017fc21c5e7a-0000-000a-aaa111111111-'),
+  ('01FZ11RQKT000002NAM48H248U'),
+  ('01FZ11RQKT000002NAM48H248I'),
+  ('80000000000000000000000000'),
+  ('017FC21C5E7A-0000-000A-AAA1111111é')
+) t(v);
