@@ -17,7 +17,7 @@ pub const BACKWARD_STEP_THRESHOLD_MS: u64 = 10;
 /// The send rule on plain values. `None` when the 64-bit clock is exhausted (year 10889).
 #[inline]
 pub fn send(l: u64, now_ms: u64) -> Option<u64> {
-    let wall = now_ms.checked_mul(1 << 16).unwrap_or(u64::MAX);
+    let wall = now_ms.saturating_mul(1 << 16);
     Some(l.checked_add(1)?.max(wall))
 }
 
