@@ -61,12 +61,18 @@ pub struct Stats {
     pub observes: u64,
 }
 
+/// Beyond this the clock refuses to tick (year 10889): it keeps `fetch_add` far from wrapping.
+pub const EXHAUSTED: u64 = u64::MAX - (1 << 32);
+
 /// The clock shared by all backends of one server (it lives in shared memory, so it is
-/// `repr(C)` and made only of atomics).
+/// `repr(C)` and made only of atomics). `logical` is written by every id; the padding keeps it
+/// alone on its cache line, so the read-mostly fields beside it are not invalidated each time.
 #[repr(C)]
-#[derive(Default, Debug)]
+#[derive(Debug)]
 pub struct SharedClock {
+    _pad_before: [u64; 8],
     logical: AtomicU64,
+    _pad_after: [u64; 15],
     reserved: AtomicU64,
     last_wall_ms: AtomicU64,
     backward_jumps: AtomicU64,
@@ -74,12 +80,20 @@ pub struct SharedClock {
     observes: AtomicU64,
 }
 
+impl Default for SharedClock {
+    fn default() -> Self {
+        SharedClock::resume(0)
+    }
+}
+
 impl SharedClock {
     /// A clock resuming from a persisted high-water mark: everything issued before was at most
     /// `persisted`, so the next value is above it whatever the wall clock says.
     pub const fn resume(persisted: u64) -> SharedClock {
         SharedClock {
+            _pad_before: [0; 8],
             logical: AtomicU64::new(persisted),
+            _pad_after: [0; 15],
             reserved: AtomicU64::new(persisted),
             last_wall_ms: AtomicU64::new(0),
             backward_jumps: AtomicU64::new(0),
@@ -110,33 +124,39 @@ impl SharedClock {
     }
 
     /// The send rule: the next value, strictly greater than every value this clock returned.
+    ///
+    /// Each value is taken by one atomic step on `logical` (an add, or a max when the wall clock
+    /// is ahead), so every returned value is a distinct state of a counter that never goes
+    /// down. A value taken and then refused (past the reservation) is never returned: it is a gap.
     pub fn tick(&self, now_ms: u64) -> Result<Tick, ClockError> {
         let backward_step_ms = self.note_wall(now_ms);
-        let mut cur = self.logical.load(Ordering::Relaxed);
+        let reserved = self.reserved.load(Ordering::Acquire);
+        if reserved >= EXHAUSTED {
+            return Err(ClockError::Exhausted);
+        }
+        let wall = now_ms.saturating_mul(1 << 16);
         loop {
-            let next = send(cur, now_ms).ok_or(ClockError::Exhausted)?;
-            // `reserved` only grows, so a value at or below an earlier reading stays covered.
-            if next > self.reserved.load(Ordering::Acquire) {
-                return Err(ClockError::NeedsReservation { needed: next });
+            // Under load the clock is at or ahead of the wall clock and one add is the whole rule.
+            let taken = self.logical.fetch_add(1, Ordering::AcqRel) + 1;
+            let (value, overflowed) = if taken >= wall {
+                // A carry into a millisecond the wall clock has not reached: logical time runs ahead.
+                (taken, taken & 0xFFFF == 0 && now_ms < taken >> 16)
+            } else if self.logical.fetch_max(wall, Ordering::AcqRel) < wall {
+                (wall, false) // this caller moved the clock up to the wall clock
+            } else {
+                continue; // another caller got there first: take the next value after it
+            };
+            if value > reserved {
+                return Err(ClockError::NeedsReservation { needed: value });
             }
-            match self
-                .logical
-                .compare_exchange_weak(cur, next, Ordering::AcqRel, Ordering::Relaxed)
-            {
-                Ok(_) => {
-                    // A carry the wall clock did not reach: logical time now runs ahead.
-                    let overflowed = next == cur + 1 && next & 0xFFFF == 0 && now_ms < next >> 16;
-                    if overflowed {
-                        self.overflows.fetch_add(1, Ordering::Relaxed);
-                    }
-                    return Ok(Tick {
-                        logical: next,
-                        overflowed,
-                        backward_step_ms,
-                    });
-                }
-                Err(actual) => cur = actual,
+            if overflowed {
+                self.overflows.fetch_add(1, Ordering::Relaxed);
             }
+            return Ok(Tick {
+                logical: value,
+                overflowed,
+                backward_step_ms,
+            });
         }
     }
 
@@ -163,6 +183,7 @@ impl SharedClock {
             .max(self.logical.load(Ordering::Acquire))
             .max(now_ms.saturating_mul(1 << 16));
         base.saturating_add(window_ms.saturating_mul(1 << 16))
+            .min(EXHAUSTED)
     }
 
     /// What a background refresh should ask [`reservation_for`](Self::reservation_for) to cover
