@@ -10,33 +10,59 @@ use hlculid_core::clock::{Backfill, ClockError, Tick};
 use hlculid_core::random::RandomSource;
 use hlculid_core::Id;
 use pgrx::prelude::*;
-use std::cell::{Cell, RefCell};
+use std::cell::UnsafeCell;
 
-thread_local! {
-    /// This process's random stream, with the pid it was seeded in: a process forked from one
-    /// that already had a stream (never the case for backends today) seeds its own.
-    static RANDOM: RefCell<Option<(i32, RandomSource)>> = const { RefCell::new(None) };
-    static BACKFILL: Cell<Backfill> = Cell::new(Backfill::default());
+/// State private to this backend. A backend runs SQL functions on one thread only, so a static
+/// is enough, and unlike a thread-local in a shared library it costs no lookup per call.
+struct BackendLocal<T>(UnsafeCell<T>);
+// SAFETY: only ever touched from the backend's main thread, never re-entered (see `with`).
+unsafe impl<T> Sync for BackendLocal<T> {}
+
+impl<T> BackendLocal<T> {
+    const fn new(v: T) -> Self {
+        BackendLocal(UnsafeCell::new(v))
+    }
+
+    /// `f` must not call back into `with` on the same value.
+    #[inline]
+    fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        unsafe { f(&mut *self.0.get()) }
+    }
 }
 
+/// This process's random stream, with the pid it was seeded in: a process forked from one
+/// that already had a stream (never the case for backends today) seeds its own.
+static RANDOM: BackendLocal<Option<(i32, RandomSource)>> = BackendLocal::new(None);
+static BACKFILL: BackendLocal<Backfill> = BackendLocal::new(Backfill::new());
+/// A clock result the fast path took but could not finish with, for the slow path to use.
+static PENDING: BackendLocal<Option<Result<Tick, ClockError>>> = BackendLocal::new(None);
+
+/// 48 random bits, if this process's stream is already seeded.
 #[inline]
-fn random48() -> u64 {
+fn random48_ready() -> Option<u64> {
     let pid = unsafe { pg_sys::MyProcPid };
-    RANDOM.with_borrow_mut(|slot| match slot {
-        Some((p, r)) if *p == pid => r.next48(),
-        _ => match RandomSource::from_os() {
-            Ok(mut r) => {
-                let v = r.next48();
-                *slot = Some((pid, r));
-                v
-            }
-            Err(e) => UserError::new(
-                PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
-                format!("could not seed hlculid random numbers: {e}"),
-            )
-            .raise(),
-        },
+    RANDOM.with(|slot| match slot {
+        Some((p, r)) if *p == pid => Some(r.next48()),
+        _ => None,
     })
+}
+
+fn random48() -> u64 {
+    if let Some(v) = random48_ready() {
+        return v;
+    }
+    match RandomSource::from_os() {
+        Ok(mut r) => {
+            let v = r.next48();
+            RANDOM.with(|slot| *slot = Some((unsafe { pg_sys::MyProcPid }, r)));
+            v
+        }
+        Err(e) => UserError::new(
+            PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+            format!("could not seed hlculid random numbers: {e}"),
+        )
+        .raise(),
+    }
 }
 
 fn exhausted() -> ! {
@@ -48,17 +74,18 @@ fn exhausted() -> ! {
     .raise()
 }
 
-/// Advances the shared clock, persisting a new high-water mark first when needed.
-fn tick() -> Tick {
+/// Finishes a clock step: persists a new high-water mark and steps again while needed.
+fn settle(first: Result<Tick, ClockError>, now: u64) -> Tick {
     let clock = clock();
-    let now = now_ms();
+    let mut result = first;
     loop {
-        match clock.tick(now) {
+        match result {
             Ok(t) => return t,
             Err(ClockError::NeedsReservation { needed }) => shmem::reserve(needed, now),
             Err(ClockError::Exhausted) => exhausted(),
             Err(ClockError::TooFarAhead { .. }) => unreachable!("tick never checks skew"),
         }
+        result = clock.tick(now);
     }
 }
 
@@ -71,10 +98,69 @@ fn warn_backward_step(step_ms: u64) {
     );
 }
 
-/// The next id from this server's clock: greater than every id it returned before.
-#[pg_extern(volatile, parallel_safe)]
-fn hlculid_generate() -> Hlculid {
-    let t = tick();
+unsafe extern "C-unwind" {
+    // The raw allocator (pgrx binds only a guarded wrapper): with MCXT_ALLOC_NO_OOM it returns
+    // NULL instead of raising, which the fast path needs.
+    #[link_name = "MemoryContextAllocExtended"]
+    fn alloc_no_raise(
+        context: pg_sys::MemoryContext,
+        size: pg_sys::Size,
+        flags: core::ffi::c_int,
+    ) -> *mut core::ffi::c_void;
+}
+
+/// SQL `hlculid_generate()`: the next id from this server's clock, greater than every id it
+/// returned before.
+///
+/// A hand-written V1 entry point, because pgrx's per-call guard costs about as much as the
+/// clock itself. The common case (preloaded, random stream seeded, a value within the
+/// reservation, no clock step, memory available) is one atomic step and a 16-byte allocation,
+/// none of which can raise an error or panic. Everything else goes to the guarded
+/// [`hlculid_generate_slow`], which raises errors and warnings the pgrx way.
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn hlculid_generate_fast(
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> pg_sys::Datum {
+    if shmem::preloaded() {
+        let (_, first) = shmem::clock_preloaded().tick_reading(now_ms);
+        if let Ok(t) = first {
+            if t.backward_step_ms.is_none() {
+                if let Some(random) = random48_ready() {
+                    let p = unsafe {
+                        alloc_no_raise(
+                            pg_sys::CurrentMemoryContext,
+                            16,
+                            pg_sys::MCXT_ALLOC_NO_OOM as core::ffi::c_int,
+                        )
+                    };
+                    if !p.is_null() {
+                        let id = Id::from_logical(t.logical, settings::publisher_fast(), random);
+                        unsafe { p.cast::<[u8; 16]>().write_unaligned(id.0) };
+                        return pg_sys::Datum::from(p);
+                    }
+                }
+            }
+        }
+        PENDING.with(|p| *p = Some(first));
+    }
+    unsafe { hlculid_generate_slow_wrapper(fcinfo) }
+}
+
+#[unsafe(no_mangle)]
+#[doc(hidden)]
+pub extern "C" fn pg_finfo_hlculid_generate_fast() -> &'static pg_sys::Pg_finfo_record {
+    const V1_API: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+    &V1_API
+}
+
+/// The guarded path of `hlculid_generate()`: finishes what the fast path started.
+#[pg_extern(volatile, parallel_safe, sql = false)]
+fn hlculid_generate_slow() -> Hlculid {
+    let (now, first) = match PENDING.with(|p| p.take()) {
+        Some(first) => (now_ms(), first),
+        None => clock().tick_reading(now_ms),
+    };
+    let t = settle(first, now);
     if let Some(step) = t.backward_step_ms {
         warn_backward_step(step);
     }
@@ -84,6 +170,16 @@ fn hlculid_generate() -> Hlculid {
         random48(),
     ))
 }
+
+extension_sql!(
+    r#"
+CREATE FUNCTION hlculid_generate() RETURNS hlculid
+    STRICT VOLATILE PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
+"#,
+    name = "hlculid_generate",
+    requires = ["hlculid_type"],
+);
 
 /// The HLC receive rule: every id generated here afterwards sorts after `remote`.
 #[pg_extern(volatile, parallel_safe, strict)]
@@ -120,12 +216,7 @@ fn hlculid_observe(remote: Hlculid) {
 fn hlculid_generate_at(ts: TimestampWithTimeZone) -> Hlculid {
     clock(); // same prerequisite as hlculid_generate(): the publisher id is a preload setting
     let ms = ts_to_ms(ts, PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW);
-    let logical = BACKFILL.with(|b| {
-        let mut state = b.get();
-        let l = state.next(ms);
-        b.set(state);
-        l
-    });
+    let logical = BACKFILL.with(|b| b.next(ms));
     let Some(logical) = logical else { exhausted() };
     Hlculid(Id::from_logical(
         logical,

@@ -70,6 +70,16 @@ pub fn publisher() -> (u16, PublisherSource) {
     }
 }
 
+/// [`publisher`]'s id without pgrx's thread check, for the generation fast path (which runs
+/// on the backend's main thread like every SQL function).
+#[inline]
+pub fn publisher_fast() -> u16 {
+    match unsafe { *PUBLISHER_ID.as_ptr() } {
+        v @ 0..=65535 => v as u16,
+        _ => derived_publisher(),
+    }
+}
+
 pub fn max_clock_skew_ms() -> u64 {
     MAX_CLOCK_SKEW_MS.get().max(0) as u64
 }

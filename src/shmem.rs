@@ -82,6 +82,13 @@ pub fn clock() -> &'static SharedClock {
     &CLOCK.get().0
 }
 
+/// The shared clock, for callers that checked [`preloaded`] themselves (the fast path, which
+/// must not raise).
+#[inline]
+pub fn clock_preloaded() -> &'static SharedClock {
+    &CLOCK.get().0
+}
+
 /// The real-time clock in Unix milliseconds (read on every call, never `now()`).
 #[inline]
 pub fn now_ms() -> u64 {

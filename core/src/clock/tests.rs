@@ -25,6 +25,18 @@ fn clock_ahead_takes_wall_time_with_counter_zero() {
 }
 
 #[test]
+fn tick_reading_reads_the_clock_once_and_ticks() {
+    let c = open_clock(0);
+    let mut reads = 0;
+    let (now, t) = c.tick_reading(|| {
+        reads += 1;
+        1234
+    });
+    assert_eq!((now, reads), (1234, 1));
+    assert_eq!(t.unwrap().logical, 1234 * MS);
+}
+
+#[test]
 fn same_ms_counts_up() {
     let c = open_clock(0);
     assert_eq!(tick(&c, 1000), 1000 * MS);

@@ -28,7 +28,7 @@ SELECT hlculid_generate() > :'remote'::hlculid AS after_remote;
 -- an id an hour ahead is rejected and the clock stays where it was
 SELECT logical_time AS before FROM hlculid_clock() \gset
 SELECT err(format('SELECT hlculid_observe(%L)',
-  hlculid_from_parts(clock_timestamp() + interval '1 hour', 0, 7, 0))) ~ '^22023: hlculid [0-9A-F-]{35} is 36000[0-9]{2} ms ahead of the local clock' AS rejected;
+  hlculid_from_parts(clock_timestamp() + interval '1 hour', 0, 7, 0))) ~ '^22023: hlculid [0-9A-F-]{35} is 3[56][0-9]{5} ms ahead of the local clock' AS rejected;
 SELECT logical_time < :'before'::timestamptz + interval '10 seconds' AS unchanged FROM hlculid_clock();
 SELECT hlculid_generate() < hlculid_from_parts(clock_timestamp() + interval '1 minute', 0, 0, 0) AS not_poisoned;
 -- observing an old id changes nothing
