@@ -38,6 +38,7 @@ step "fmt" cargo fmt --all --check
 step "clippy pg15" cargo clippy --all-targets --no-default-features --features "pg15 pg_test" -- -D warnings
 step "clippy pg18" cargo clippy --all-targets --no-default-features --features "pg18 pg_test" -- -D warnings
 step "core unit and property tests" cargo test -p hlculid-core
+step "schema snapshot" scripts/schema-check.sh
 for major in $majors; do
   pgdata=$RUN_ROOT/pgrx-$major
   rm -rf "$pgdata"; mkdir -p "$pgdata"; chown postgres: "$pgdata"
