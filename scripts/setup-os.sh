@@ -4,7 +4,7 @@
 set -euo pipefail
 
 pkgs=(
-  postgresql-15 postgresql-server-dev-15 postgresql-contrib-15  # PG15 server, headers, pg_regress
+  postgresql-15 postgresql-server-dev-15                         # PG15 server (with contrib), headers, pg_regress
   libclang-dev clang pkg-config build-essential                   # bindgen for pgrx
   sudo                                                            # cargo pgrx test --runas
   faketime                                                        # clock-step tests
