@@ -276,3 +276,21 @@ def test_without_preload_only_generation_fails(make_cluster):
             assert "panic" not in str(e.value).lower()
     # the server is fine afterwards
     assert c.one("SELECT 1") == 1
+
+
+def test_backends_draw_from_separate_random_streams(make_cluster):
+    # A stream inherited from the postmaster would make two backends repeat each other's bits.
+    c = make_cluster("random").start()
+    setup_ext(c)
+    q = "SELECT hlculid_random(hlculid_generate()) FROM generate_series(1, 5000)"
+    streams = []
+    for _ in range(3):
+        with c.connect() as conn:
+            streams.append([r[0] for r in conn.execute(q).fetchall()])
+    seen = set()
+    for s in streams:
+        assert len(set(s)) == len(s)
+        assert not seen & set(s), "two backends drew the same random values"
+        seen |= set(s)
+    # and the bits are spread over all 48
+    assert max(seen) >= 1 << 46 and all(0 <= v < 1 << 48 for v in seen)
