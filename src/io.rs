@@ -4,7 +4,7 @@
 use crate::datum::Hlculid;
 use crate::errors::UserError;
 use core::ffi::CStr;
-use hlculid_core::{text, Id};
+use hlculid_core::{binary, text};
 use pgrx::prelude::*;
 use pgrx::{Internal, StringInfo};
 
@@ -50,25 +50,32 @@ fn hlculid_recv(mut internal: Internal) -> Hlculid {
         )
         .raise(),
     };
-    let remaining = (buf.len - buf.cursor).max(0) as usize;
-    if remaining != 16 {
-        UserError::new(
+    let remaining = (buf.len - buf.cursor).max(0);
+    // SAFETY: data[cursor..len] is the unread part of the message buffer.
+    let bytes = unsafe {
+        std::slice::from_raw_parts(
+            buf.data.add(buf.cursor as usize).cast::<u8>(),
+            remaining as usize,
+        )
+    };
+    match binary::decode(bytes) {
+        Ok(id) => {
+            buf.cursor += 16;
+            Hlculid(id)
+        }
+        Err(got) => UserError::new(
             PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
             "invalid binary data for type hlculid",
         )
-        .detail(format!("Expected 16 bytes, got {remaining}."))
-        .raise();
-    }
-    unsafe {
-        let p = pg_sys::pq_getmsgbytes(buf, 16).cast::<[u8; 16]>();
-        Hlculid(Id(p.read_unaligned()))
+        .detail(format!("Expected 16 bytes, got {got}."))
+        .raise(),
     }
 }
 
 /// Binary output: the 16 raw bytes (the same wire format as `uuid`).
 #[pg_extern(immutable, parallel_safe, strict, requires = ["hlculid_shell"])]
 fn hlculid_send(v: Hlculid) -> Vec<u8> {
-    v.0 .0.to_vec()
+    binary::encode(v.0).to_vec()
 }
 
 #[pg_extern(immutable, parallel_safe, strict)]
@@ -78,13 +85,13 @@ fn hlculid_to_bytea(v: Hlculid) -> Vec<u8> {
 
 #[pg_extern(immutable, parallel_safe, strict)]
 fn hlculid_from_bytea(b: &[u8]) -> Hlculid {
-    match <[u8; 16]>::try_from(b) {
-        Ok(a) => Hlculid(Id(a)),
-        Err(_) => UserError::new(
+    match binary::decode(b) {
+        Ok(id) => Hlculid(id),
+        Err(got) => UserError::new(
             PgSqlErrorCode::ERRCODE_INVALID_TEXT_REPRESENTATION,
             "invalid byte length for type hlculid",
         )
-        .detail(format!("Expected 16 bytes, got {}.", b.len()))
+        .detail(format!("Expected 16 bytes, got {got}."))
         .raise(),
     }
 }
