@@ -72,3 +72,15 @@ install_extension() {
   (cd "$REPO" && cargo pgrx install "${profile[@]}" --pg-config "$(pg_config_for "$major")" >"$RUN_ROOT/install-$major.log" 2>&1) \
     || { tail -30 "$RUN_ROOT/install-$major.log" >&2; return 1; }
 }
+
+# Puts the frozen install scripts of released versions (sql/released/) where CREATE EXTENSION
+# ... VERSION finds them, for the upgrade tests. pgrx installs only the current version's script.
+install_released_sql() {
+  local major=$1 f v
+  local dir; dir=$("$(pg_config_for "$major")" --sharedir)/extension
+  for f in "$REPO"/sql/released/hlculid--*.pg"$major".sql; do
+    [ -e "$f" ] || continue
+    v=$(basename "$f" | sed -E 's/^hlculid--(.+)\.pg[0-9]+\.sql$/\1/')
+    install -m 644 "$f" "$dir/hlculid--$v.sql"
+  done
+}

@@ -2,6 +2,7 @@
 //! publishers. The pure logic lives in the `hlculid-core` crate; each module here adapts one
 //! part of it to PostgreSQL.
 
+mod comments;
 mod datum;
 mod errors;
 mod extract;

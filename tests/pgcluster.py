@@ -43,7 +43,9 @@ def as_postgres(*cmd, env=None, check=True, **kw):
 class Cluster:
     """One PostgreSQL server in its own directory, port and socket dir."""
 
-    def __init__(self, name, preload=True, conf=(), faketime=False, fsync=True):
+    def __init__(self, name, preload=True, conf=(), faketime=False, fsync=True, standby_of=None):
+        """A new cluster from initdb, or with standby_of, a physical standby of that cluster
+        made by pg_basebackup (its data directory, and so its configuration, are copies)."""
         self.dir = RUN_ROOT / f"{name}-{PG}-{uuid.uuid4().hex[:6]}"
         self.data = self.dir / "data"
         self.port = next(_ports)
@@ -52,8 +54,13 @@ class Cluster:
         shutil.rmtree(self.dir, ignore_errors=True)
         self.dir.mkdir(parents=True)
         shutil.chown(self.dir, "postgres", "postgres")
-        as_postgres(f"{BIN}/initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres",
-                    "--no-sync", "-E", "UTF8", "--locale=C")
+        if standby_of is None:
+            as_postgres(f"{BIN}/initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres",
+                        "--no-sync", "-E", "UTF8", "--locale=C")
+        else:
+            as_postgres(f"{BIN}/pg_basebackup", "-h", str(standby_of.dir), "-p", str(standby_of.port),
+                        "-U", "postgres", "-D", str(self.data), "-R", "-X", "stream", "--no-sync")
+            preload = False  # already in the copied configuration
         lines = [f"port = {self.port}", "listen_addresses = ''", f"unix_socket_directories = '{self.dir}'",
                  "log_line_prefix = '%m [%p] '", f"fsync = {'on' if fsync else 'off'}"]
         if preload:

@@ -4,6 +4,7 @@ logical replication in binary mode. One publisher's clock runs 300 ms behind the
 import threading
 import time
 
+import psycopg
 import pytest
 
 N_PER_PUBLISHER = 3000
@@ -89,3 +90,41 @@ def test_observed_cause_sorts_before_its_effect_on_the_aggregator(fleet):
     assert order.index(unobserved) < order.index(cause), "the clocks were not skewed as the test intends"
     assert agg.one("SELECT bool_and(e.id > c.id) FROM events e JOIN events c ON c.id = e.cause "
                    "WHERE e.seq = 2 AND e.origin = 'B'") is True
+
+
+def test_failover_to_a_standby_keeps_order_after_observing_the_last_id(make_cluster):
+    """A promoted physical standby resumes from its own clock: its first ids can sort before the
+    last ids of the old primary (here the standby's clock is 5 s behind). Observing the largest
+    replicated id before taking writes, as the README's failover procedure says, fixes that."""
+    conf = ["wal_level = replica", "hlculid.publisher_id = 20"]
+    primary = make_cluster("primary", conf=conf).start()
+    primary.sql("CREATE EXTENSION hlculid")
+    primary.sql("CREATE TABLE events (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), n int)")
+    standby = make_cluster("standby", standby_of=primary, faketime=True)
+    standby.set_clock("-5")
+    standby.start()
+    # The standby's copy of hlculid.hwm covers what the primary issued until the base backup
+    # (plus its window); what it issues later reaches the standby only as rows.
+    time.sleep(2)
+    primary.sql("INSERT INTO events (n) SELECT generate_series(1, 1000)")
+    last = primary.one("SELECT max(id)::text FROM events")
+    lsn = primary.one("SELECT pg_current_wal_lsn()::text")
+    wait_for(standby, f"SELECT pg_last_wal_replay_lsn() >= '{lsn}'::pg_lsn", True)
+    primary.kill9_all()  # the primary dies
+    standby.sql("SELECT pg_promote()")
+    wait_for(standby, "SELECT pg_is_in_recovery()", False)
+    # the same publisher id: the configuration came with the data directory
+    assert standby.one("SELECT hlculid_publisher(hlculid_generate())") == 20
+    assert standby.one("SELECT hlculid_generate()::text") < last, "the standby's clock was meant to be behind"
+    # the failover procedure: observe the largest id of each table keyed by hlculid; a clock
+    # further behind than hlculid.max_clock_skew makes observe refuse, so raise it for the step
+    with pytest.raises(psycopg.errors.InvalidParameterValue):
+        standby.sql("SELECT hlculid_observe(max(id)) FROM events")
+    standby.sql("ALTER SYSTEM SET hlculid.max_clock_skew = '1min'")
+    standby.sql("SELECT pg_reload_conf()")
+    wait_for(standby, "SHOW hlculid.max_clock_skew", "1min")
+    standby.sql("SELECT hlculid_observe(max(id)) FROM events")
+    standby.sql("ALTER SYSTEM RESET hlculid.max_clock_skew")
+    standby.sql("SELECT pg_reload_conf()")
+    assert standby.one("SELECT hlculid_generate()::text") > last
+    assert standby.one("INSERT INTO events (n) VALUES (0) RETURNING id > %s::hlculid", (last,)) is True

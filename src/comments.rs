@@ -1,0 +1,24 @@
+//! `COMMENT ON` for every function users call, so `\df+` explains them. Added in 0.1.1
+//! (`sql/hlculid--0.1.0--0.1.1.sql` carries the same statements for upgrades).
+
+use pgrx::prelude::*;
+
+extension_sql!(
+    r#"
+COMMENT ON FUNCTION hlculid_generate() IS 'next id from this server''s hybrid logical clock: greater than every id the server returned before';
+COMMENT ON FUNCTION hlculid_observe(hlculid) IS 'HLC receive rule: every id generated here afterwards sorts after the given id';
+COMMENT ON FUNCTION hlculid_generate_at(timestamptz) IS 'id for a given time (backfills), ordered among this backend''s ids of that millisecond';
+COMMENT ON FUNCTION hlculid_clock() IS 'state of this server''s hybrid logical clock';
+COMMENT ON FUNCTION hlculid_ts(hlculid) IS 'time embedded in the id, to the millisecond';
+COMMENT ON FUNCTION hlculid_counter(hlculid) IS 'logical counter field of the id (0-65535)';
+COMMENT ON FUNCTION hlculid_publisher(hlculid) IS 'publisher field of the id (0-65535)';
+COMMENT ON FUNCTION hlculid_random(hlculid) IS '48 random bits of the id';
+COMMENT ON FUNCTION hlculid_decode(hlculid) IS 'all fields of the id: ts, counter, publisher, random';
+COMMENT ON FUNCTION hlculid_from_parts(timestamptz, integer, integer, bigint) IS 'builds an id from its fields';
+COMMENT ON FUNCTION hlculid_min(timestamptz) IS 'smallest id of the millisecond containing the time';
+COMMENT ON FUNCTION hlculid_max(timestamptz) IS 'largest id of the millisecond containing the time';
+COMMENT ON FUNCTION hlculid_to_ulid(hlculid) IS 'the id as a 26-character Crockford base32 ULID';
+"#,
+    name = "hlculid_comments",
+    finalize
+);
