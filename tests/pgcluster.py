@@ -5,6 +5,7 @@ Real servers (initdb, pg_ctl, run as the 'postgres' user) of the version named b
 libfaketime preloaded into the postmaster, reading a file we rewrite while it runs.
 """
 
+import itertools
 import os
 import shutil
 import signal
@@ -22,7 +23,8 @@ BIN = {
     "18": os.environ.get("HLCULID_PG18_BIN", ""),
 }[PG]
 FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
-_ports = iter(range(56000 + int(PG) * 20, 56000 + int(PG) * 20 + 20))
+# Each cluster has its own socket directory, so ports only need to differ within this run.
+_ports = itertools.count(50000 + int(PG) * 500)
 
 
 def _running(pid):
