@@ -47,6 +47,8 @@ for major in $majors; do
   step "pg_regress pg$major" scripts/regress.sh "$major" --no-install
   step "integration pg$major" scripts/integration.sh "$major" --no-install
 done
+# The benchmark suite at small sizes, so it never rots (release builds are installed by now).
+step "bench --quick" scripts/bench.sh --quick --no-install --pg $majors
 
 echo
 if [ $failed -gt 0 ]; then
