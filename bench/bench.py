@@ -430,6 +430,10 @@ def main():
             shutil.rmtree(c.dir, ignore_errors=True)
     report.add(f"\nWhole run: {(time.time() - started) / 60:.1f} minutes.")
     missed = [d for d, ok in report.checks if not ok]
+    if report.checks:
+        report.add(f"\n## Targets: {len(report.checks) - len(missed)} met, {len(missed)} missed\n")
+        for d in missed:
+            report.add(f"- missed: {d}")
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
