@@ -35,6 +35,7 @@ step() { # step NAME COMMAND...
 }
 
 step "fmt" cargo fmt --all --check
+step "clippy core" cargo clippy -p hlculid-core --all-targets -- -D warnings
 step "clippy pg15" cargo clippy --all-targets --no-default-features --features "pg15 pg_test" -- -D warnings
 step "clippy pg18" cargo clippy --all-targets --no-default-features --features "pg18 pg_test" -- -D warnings
 step "core unit and property tests" cargo test -p hlculid-core

@@ -154,6 +154,8 @@ impl fmt::Display for Id {
 }
 
 #[cfg(test)]
+// Literals are grouped like the id's fields (12-4-4-12 hex digits).
+#[allow(clippy::unusual_byte_groupings)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

@@ -182,24 +182,27 @@ pub fn ulid_string(id: Id) -> String {
     ulid(id).iter().map(|&b| b as char).collect()
 }
 
+/// The 8-4-4-4-12 lower-case form `uuid` prints for the same bytes.
+pub fn uuid_string(id: Id) -> String {
+    let h: String = id.0.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
+
 #[cfg(test)]
+// Literals are grouped like the id's fields (12-4-4-12 hex digits).
+#[allow(clippy::unusual_byte_groupings)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
 
     const A1: &str = "017FC21C5E7A-0000-000A-AAA111111111";
-
-    fn uuid_form(id: Id) -> String {
-        let h: String = id.0.iter().map(|b| format!("{b:02x}")).collect();
-        format!(
-            "{}-{}-{}-{}-{}",
-            &h[0..8],
-            &h[8..12],
-            &h[12..16],
-            &h[16..20],
-            &h[20..32]
-        )
-    }
 
     #[test]
     fn canonical_example() {
@@ -411,8 +414,8 @@ mod tests {
             prop_assert_eq!(parse(c.as_bytes()), Ok(id));
             prop_assert_eq!(parse(c.to_ascii_lowercase().as_bytes()), Ok(id));
             prop_assert_eq!(parse(c.replace('-', "").as_bytes()), Ok(id));
-            prop_assert_eq!(parse(uuid_form(id).as_bytes()), Ok(id));
-            prop_assert_eq!(parse(uuid_form(id).to_ascii_uppercase().as_bytes()), Ok(id));
+            prop_assert_eq!(parse(uuid_string(id).as_bytes()), Ok(id));
+            prop_assert_eq!(parse(uuid_string(id).to_ascii_uppercase().as_bytes()), Ok(id));
             let u = ulid_string(id);
             prop_assert_eq!(parse(u.as_bytes()), Ok(id));
             prop_assert_eq!(parse(u.to_ascii_lowercase().as_bytes()), Ok(id));
@@ -423,7 +426,7 @@ mod tests {
             let (x, y) = (Id::from_u128(a), Id::from_u128(b));
             prop_assert_eq!(canonical_string(x).cmp(&canonical_string(y)), a.cmp(&b));
             prop_assert_eq!(ulid_string(x).cmp(&ulid_string(y)), a.cmp(&b));
-            prop_assert_eq!(uuid_form(x).cmp(&uuid_form(y)), a.cmp(&b));
+            prop_assert_eq!(uuid_string(x).cmp(&uuid_string(y)), a.cmp(&b));
         }
 
         #[test]
@@ -433,7 +436,7 @@ mod tests {
                 let forms = [
                     canonical_string(id),
                     canonical_string(id).replace('-', ""),
-                    uuid_form(id),
+                    uuid_string(id),
                     ulid_string(id),
                 ];
                 let up = String::from_utf8(s.clone()).unwrap().to_ascii_uppercase();

@@ -15,24 +15,12 @@ fn cases() -> u64 {
         .unwrap_or(1_000_000)
 }
 
-fn uuid_form(id: Id) -> String {
-    let h: String = id.0.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
-}
-
 fn forms(id: Id) -> [String; 4] {
     let c = text::canonical_string(id);
     [
         c.clone(),
         c.replace('-', ""),
-        uuid_form(id),
+        text::uuid_string(id),
         ulid_string(id),
     ]
 }
@@ -44,7 +32,7 @@ fn mutate(rng: &mut ChaCha8Rng, mut s: Vec<u8>) -> Vec<u8> {
     let edits = 1 + rng.next_u32() % 3;
     for _ in 0..edits {
         let r = rng.next_u32() as usize;
-        let byte = if r % 4 == 0 {
+        let byte = if r.is_multiple_of(4) {
             rng.next_u32() as u8
         } else {
             ALPHABET[r / 4 % ALPHABET.len()]

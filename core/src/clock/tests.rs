@@ -362,7 +362,7 @@ enum Step {
         to: usize,
         advance: u64,
     },
-    StepBack {
+    Back {
         node: usize,
         by: u64,
     },
@@ -372,7 +372,7 @@ fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
         5 => (0usize..4, 0u64..3).prop_map(|(node, advance)| Step::Local { node, advance }),
         4 => (0usize..4, 0usize..4, 0u64..3).prop_map(|(from, to, advance)| Step::Send { from, to, advance }),
-        1 => (0usize..4, 1u64..400).prop_map(|(node, by)| Step::StepBack { node, by }),
+        1 => (0usize..4, 1u64..400).prop_map(|(node, by)| Step::Back { node, by }),
     ]
 }
 
@@ -414,7 +414,7 @@ proptest! {
                     let effect = emit(to, &wall, &mut last);
                     prop_assert!(effect > cause, "effect {effect:?} sorts before cause {cause:?}");
                 }
-                Step::StepBack { node, by } => wall[node] -= by,
+                Step::Back { node, by } => wall[node] -= by,
             }
         }
     }
