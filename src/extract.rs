@@ -10,8 +10,9 @@ use pgrx::prelude::*;
 const TS_RANGE_DETAIL: &str =
     "hlculid timestamps run from 1970-01-01 00:00:00+00 to 10889-08-02 05:31:50.655+00.";
 
-/// The Unix millisecond of a timestamptz, or an error naming the range (SQLSTATE `code`).
-pub fn ts_to_ms(ts: TimestampWithTimeZone, code: PgSqlErrorCode) -> u64 {
+/// The Unix millisecond of a timestamptz, or an error naming the range (SQLSTATE 22008).
+pub fn ts_to_ms(ts: TimestampWithTimeZone) -> u64 {
+    let code = PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW;
     match pg_us_to_unix_ms(ts.into()) {
         Ok(ms) => ms,
         Err(TimeError::Infinite) => UserError::new(code, "timestamp out of range for type hlculid")
@@ -110,14 +111,14 @@ fn hlculid_from_parts(
 /// The smallest id of the millisecond containing `ts`.
 #[pg_extern(immutable, parallel_safe, strict)]
 fn hlculid_min(ts: TimestampWithTimeZone) -> Hlculid {
-    let ms = ts_to_ms(ts, PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW);
+    let ms = ts_to_ms(ts);
     Hlculid(Id::min_of_ms(ms).unwrap_or(Id::MAX))
 }
 
 /// The largest id of the millisecond containing `ts`.
 #[pg_extern(immutable, parallel_safe, strict)]
 fn hlculid_max(ts: TimestampWithTimeZone) -> Hlculid {
-    let ms = ts_to_ms(ts, PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW);
+    let ms = ts_to_ms(ts);
     Hlculid(Id::max_of_ms(ms).unwrap_or(Id::MAX))
 }
 

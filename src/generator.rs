@@ -215,7 +215,7 @@ fn hlculid_observe(remote: Hlculid) {
 #[pg_extern(volatile, parallel_safe, strict)]
 fn hlculid_generate_at(ts: TimestampWithTimeZone) -> Hlculid {
     clock(); // same prerequisite as hlculid_generate(): the publisher id is a preload setting
-    let ms = ts_to_ms(ts, PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW);
+    let ms = ts_to_ms(ts);
     let logical = BACKFILL.with(|b| b.next(ms));
     let Some(logical) = logical else { exhausted() };
     Hlculid(Id::from_logical(

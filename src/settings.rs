@@ -61,23 +61,24 @@ fn derived_publisher() -> u16 {
     })
 }
 
-/// The publisher id of this server and where it came from.
-#[inline]
-pub fn publisher() -> (u16, PublisherSource) {
-    match PUBLISHER_ID.get() {
+fn resolve(setting: i32) -> (u16, PublisherSource) {
+    match setting {
         v @ 0..=65535 => (v as u16, PublisherSource::Setting),
         _ => (derived_publisher(), PublisherSource::SystemIdentifier),
     }
+}
+
+/// The publisher id of this server and where it came from.
+#[inline]
+pub fn publisher() -> (u16, PublisherSource) {
+    resolve(PUBLISHER_ID.get())
 }
 
 /// [`publisher`]'s id without pgrx's thread check, for the generation fast path (which runs
 /// on the backend's main thread like every SQL function).
 #[inline]
 pub fn publisher_fast() -> u16 {
-    match unsafe { *PUBLISHER_ID.as_ptr() } {
-        v @ 0..=65535 => v as u16,
-        _ => derived_publisher(),
-    }
+    resolve(unsafe { *PUBLISHER_ID.as_ptr() }).0
 }
 
 pub fn max_clock_skew_ms() -> u64 {

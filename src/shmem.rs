@@ -27,15 +27,15 @@ pub struct ClockShmem(SharedClock);
 unsafe impl PGRXSharedMemory for ClockShmem {}
 
 static CLOCK: PgAtomic<ClockShmem> = unsafe { PgAtomic::new(c"hlculid_clock") };
-/// Serialises writes of the mark file; holds the last mark written.
-static PERSIST_LOCK: PgLwLock<u64> = unsafe { PgLwLock::new(c"hlculid_persist") };
+/// Serialises writes of the mark file (the value itself is unused).
+static PERSIST_LOCK: PgLwLock<bool> = unsafe { PgLwLock::new(c"hlculid_persist") };
 /// Set in the postmaster while preloading; forked backends inherit it.
 static PRELOADED: AtomicBool = AtomicBool::new(false);
 
 /// Sets up the shared memory; `_PG_init` calls it during `shared_preload_libraries` only.
 pub fn init() {
     pg_shmem_init!(CLOCK = ClockShmem(SharedClock::resume(load_mark())));
-    pg_shmem_init!(PERSIST_LOCK = 0);
+    pg_shmem_init!(PERSIST_LOCK = false);
     PRELOADED.store(true, Ordering::Relaxed);
 }
 
@@ -104,15 +104,12 @@ pub fn now_ms() -> u64 {
 pub fn reserve(needed: u64, now_ms: u64) {
     let clock = clock();
     let result = {
-        let mut last = PERSIST_LOCK.exclusive();
+        let _writing = PERSIST_LOCK.exclusive();
         if clock.stats().reserved >= needed {
             return; // another process got there first
         }
         let mark = clock.reservation_for(needed, now_ms, RESERVE_WINDOW_MS);
-        persist::store(&data_dir(), mark).map(|()| {
-            *last = mark;
-            clock.set_reserved(mark);
-        })
+        persist::store(&data_dir(), mark).map(|()| clock.set_reserved(mark))
     };
     if let Err(e) = result {
         UserError::new(
