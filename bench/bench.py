@@ -151,8 +151,7 @@ INSERT_CONTENDERS = {
 def pgbench(c, script, clients, seconds):
     path = c.dir / f"bench-{clients}.sql"
     path.write_text(script)
-    from pgcluster import BIN
-    out = subprocess.run([f"{BIN}/pgbench", "-h", str(c.dir), "-p", str(c.port), "-U", "postgres", "-n",
+    out = subprocess.run([f"{c.bin}/pgbench", "-h", str(c.dir), "-p", str(c.port), "-U", "postgres", "-n",
                           "-M", "prepared", "-c", str(clients), "-j", str(clients), "-T", str(seconds),
                           "-f", str(path), "postgres"], capture_output=True, text=True, check=True).stdout
     for line in out.splitlines():
@@ -397,7 +396,7 @@ def charts(report, out):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--pg", nargs="+", default=["15", "18"])
+    ap.add_argument("--pg", nargs="+", default=["15", "16", "17", "18"])
     ap.add_argument("--only", nargs="+", default=["generation", "inserts", "sorting", "ranges"])
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
@@ -409,12 +408,9 @@ def main():
     report.add(f"Machine: {os.cpu_count()} cores ({cpu}), {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB, "
                f"Linux {platform.release()}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. "
                "Medians over the runs, with min and max; ratios are between contenders measured in the same run.")
-    import importlib
     for pg in args.pg:
-        os.environ["HLCULID_PG"] = pg
         import pgcluster
-        importlib.reload(pgcluster)
-        c = pgcluster.Cluster("bench", conf=["hlculid.publisher_id = 1", "shared_buffers = 128MB",
+        c = pgcluster.Cluster("bench", major=pg, conf=["hlculid.publisher_id = 1", "shared_buffers = 128MB",
                                              "synchronous_commit = off", "max_wal_size = 20GB",
                                              "checkpoint_timeout = 1h", "autovacuum = off"])
         try:

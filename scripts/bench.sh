@@ -1,23 +1,24 @@
 #!/usr/bin/env bash
 # Benchmarks (bench/bench.py) on a release build.
-# Usage: scripts/bench.sh [--quick] [--no-install] [bench.py args]
+# Usage: scripts/bench.sh [--quick] [--no-install] [--pg MAJOR...] [bench.py args]
 # A full run writes its report and charts to bench/report/ (committed: what the README cites);
 # --quick (run by make test) writes to the scratch directory and checks no thresholds.
 set -euo pipefail
-. "$(dirname "$0")/cluster.sh"
-install=1 quick=0 args=()
-for a in "$@"; do
-  case "$a" in
+. "$(dirname "$0")/env.sh"
+install=1 quick=0 args=() majors=()
+while [ $# -gt 0 ]; do
+  case "$1" in
     --no-install) install=0 ;;
-    --quick) quick=1; args+=("$a") ;;
-    *) args+=("$a") ;;
+    --quick) quick=1; args+=("$1") ;;
+    --pg) shift; while [ $# -gt 0 ] && [[ $1 =~ ^[0-9]+$ ]]; do majors+=("$1"); shift; done; continue ;;
+    *) args+=("$1") ;;
   esac
+  shift
 done
+[ ${#majors[@]} -eq 0 ] && read -ra majors <<<"$(test_majors)"
 mkdir -p "$RUN_ROOT"
-if [ $install = 1 ]; then
-  for major in 15 18; do install_extension "$major"; done
-fi
+[ $install = 1 ] && "$REPO/scripts/install.sh" "${majors[@]}"
 out=$REPO/bench/report
 [ $quick = 1 ] && out=$RUN_ROOT/bench-quick
-export HLCULID_RUN_ROOT=$RUN_ROOT/bench HLCULID_PG18_BIN=$PG18_BIN
-exec "$VENV/bin/python" "$REPO/bench/bench.py" --out "$out" "${args[@]}"
+export HLCULID_RUN_ROOT=$RUN_ROOT/bench
+exec "$VENV/bin/python" "$REPO/bench/bench.py" --out "$out" --pg "${majors[@]}" "${args[@]}"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# make demo: builds and installs hlculid into PostgreSQL 15, starts a throwaway server in .demo/
-# (its own port and socket dir, hlculid preloaded) and runs the worked example.
-# make demo-stop: stops it.
+# make demo: builds and installs hlculid into PostgreSQL $HLCULID_DEMO_PG (default 15), starts a
+# throwaway server in .demo/ (its own socket dir and a free port, hlculid preloaded) and runs the
+# worked example. make demo-stop: stops it.
 set -euo pipefail
-. "$(dirname "$0")/cluster.sh"
-PORT=55415
+. "$(dirname "$0")/env.sh"
+major=${HLCULID_DEMO_PG:-15}
 link=$REPO/.demo
 
 demo_dir() {
@@ -20,7 +20,7 @@ demo_dir() {
 case "${1:-start}" in
 stop)
   if [ -e "$link" ]; then
-    cluster_stop "$(readlink -f "$link")"
+    pgcluster stop "$(readlink -f "$link")"
     echo "demo server stopped"
   fi
   exit 0 ;;
@@ -29,16 +29,17 @@ start) ;;
 esac
 
 mkdir -p "$RUN_ROOT"
-echo "building and installing hlculid into PostgreSQL 15 (release build)..."
-install_extension 15
+echo "building and installing hlculid into PostgreSQL $major (release build)..."
+"$REPO/scripts/install.sh" "$major"
 dir=$(demo_dir)
-[ -e "$link" ] && cluster_stop "$(readlink -f "$link")"
+[ -e "$link" ] && pgcluster stop "$(readlink -f "$link")"
 [ -L "$link" ] && rm -f "$link"
-cluster_init 15 "$dir" $PORT "shared_preload_libraries = 'hlculid'" "hlculid.publisher_id = 10" "timezone = 'UTC'"
+PORT=$(pgcluster create "$dir" "$major" --conf "shared_preload_libraries = 'hlculid'" \
+  --conf "hlculid.publisher_id = 10" --conf "timezone = 'UTC'")
 [ "$dir" != "$link" ] && ln -sfn "$dir" "$link"
-cluster_start "$dir"
+psql_demo() { "$(pg_bin "$major")/psql" -X -v ON_ERROR_STOP=1 -h "$dir" -p "$PORT" -U postgres "$@"; }
 
-cluster_psql "$dir" -q <<'SQL'
+psql_demo -q <<'SQL'
 \pset footer off
 CREATE EXTENSION hlculid;
 \echo
@@ -73,10 +74,9 @@ WHERE id >= hlculid_min('2022-03-25 17:25:13.467+00') AND id < hlculid_min('2022
 \x on
 SELECT * FROM hlculid_clock();
 SQL
-. "$dir/env"
 cat <<MSG
 
-The demo server is running (PostgreSQL 15, hlculid preloaded, data in $dir).
-  connect:  $(pg_bin 15)/psql -h $dir -p $PORT -U postgres
+The demo server is running (PostgreSQL $major, hlculid preloaded, data in $dir).
+  connect:  $(pg_bin "$major")/psql -h $dir -p $PORT -U postgres
   stop:     make demo-stop
 MSG

