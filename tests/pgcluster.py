@@ -25,6 +25,8 @@ import time
 import uuid
 from pathlib import Path
 
+import psycopg
+
 PG = os.environ.get("HLCULID_PG", "15")
 RUN_ROOT = Path(os.environ.get("HLCULID_RUN_ROOT", "/tmp/hlculid-integration"))
 FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"

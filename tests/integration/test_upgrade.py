@@ -7,10 +7,13 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from pgcluster import PG
+
 REPO = Path(__file__).resolve().parents[2]
 CURRENT = re.search(r'^version = "(.+)"', (REPO / "Cargo.toml").read_text(), re.M).group(1)
+# Released versions with an install script for the major under test (0.1.0 was built for 15 and 18).
 RELEASED = sorted({re.match(r"hlculid--(.+)\.pg\d+\.sql", p.name).group(1)
-                   for p in (REPO / "sql" / "released").glob("hlculid--*.sql")})
+                   for p in (REPO / "sql" / "released").glob(f"hlculid--*.pg{PG}.sql")})
 
 # Every object of the extension, described with everything that defines its behaviour.
 CATALOG = r"""
