@@ -2,6 +2,7 @@
 -- 0.1.x had btree skip support only in its PostgreSQL 18 script. From 0.2.0 the function exists
 -- on every major and is registered as btree support function 6 where the server has one (18+).
 -- This also completes a database moved to 18 with pg_upgrade from an older major.
+-- Also: text and varchar cast to hlculid on assignment, for string-typed driver parameters.
 \echo Use "ALTER EXTENSION hlculid UPDATE TO '0.2.0'" to load this file. \quit
 
 CREATE OR REPLACE FUNCTION "hlculid_skipsupport"(
@@ -20,3 +21,6 @@ BEGIN
     ALTER OPERATOR FAMILY hlculid_ops USING btree ADD FUNCTION 6 (hlculid) hlculid_skipsupport(internal);
   END IF;
 END $$;
+
+CREATE CAST (text AS hlculid) WITH INOUT AS ASSIGNMENT;
+CREATE CAST (varchar AS hlculid) WITH INOUT AS ASSIGNMENT;

@@ -111,6 +111,11 @@ CREATE CAST (uuid AS hlculid) WITHOUT FUNCTION AS IMPLICIT;
 CREATE CAST (hlculid AS uuid) WITHOUT FUNCTION AS ASSIGNMENT;
 CREATE CAST (hlculid AS bytea) WITH FUNCTION hlculid_to_bytea(hlculid);
 CREATE CAST (bytea AS hlculid) WITH FUNCTION hlculid_from_bytea(bytea);
+-- String-typed parameters (pgjdbc's setString, ORMs) insert and update: assignment casts through
+-- the input function, so every text form and every error is the input function's. Not implicit,
+-- so `id = some_text` stays an error rather than a guess.
+CREATE CAST (text AS hlculid) WITH INOUT AS ASSIGNMENT;
+CREATE CAST (varchar AS hlculid) WITH INOUT AS ASSIGNMENT;
 "#,
     name = "hlculid_io_casts",
     requires = ["hlculid_type", hlculid_to_bytea, hlculid_from_bytea],

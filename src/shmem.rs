@@ -33,6 +33,9 @@ static PERSIST_LOCK: PgLwLock<bool> = unsafe { PgLwLock::new(c"hlculid_persist")
 static PRELOADED: AtomicBool = AtomicBool::new(false);
 
 /// Sets up the shared memory; `_PG_init` calls it during `shared_preload_libraries` only.
+// pgrx's `pg_shmem_init!` expands to `cfg(feature = "pg13")`/`"pg14"` branches, features this
+// crate no longer declares (it supports 15-18 only).
+#[allow(unexpected_cfgs)]
 pub fn init() {
     pg_shmem_init!(CLOCK = ClockShmem(SharedClock::resume(load_mark())));
     pg_shmem_init!(PERSIST_LOCK = false);

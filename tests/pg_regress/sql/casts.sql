@@ -28,4 +28,31 @@ SELECT '017FC21C5E7A-0000-000A-AAA111111111'::hlculid::text, '01FZ11RQKT000002NA
 SET timezone = 'UTC';
 SET datestyle = 'ISO';
 SELECT '017FC21C5E7A-0000-000A-AAA111111111'::hlculid::timestamptz;
-DROP TABLE cu, cuu;
+-- string-typed parameters (what pgjdbc's setString and many ORMs send) insert and update
+CREATE TABLE cs (id hlculid PRIMARY KEY, note text);
+PREPARE ins_varchar(varchar, text) AS INSERT INTO cs VALUES ($1, $2);
+PREPARE ins_text(text, text) AS INSERT INTO cs VALUES ($1, $2);
+EXECUTE ins_varchar('017FC21C5E7A-0000-000A-AAA111111111', 'canonical, varchar');
+EXECUTE ins_text('01fz11rqkt000002nam48h248h', 'ULID, text');
+EXECUTE ins_text('017fc21c5e7a0001000aaaa111111111', '32 hex digits, text');
+PREPARE upd(text, text) AS UPDATE cs SET id = $1 WHERE note = $2;
+EXECUTE upd('017fc21c-5e7a-0002-000a-aaa111111111', '32 hex digits, text');
+SELECT id, note FROM cs ORDER BY id;
+-- a bad string parameter fails as the input function does (22P02), and inserts nothing
+SELECT err($$EXECUTE ins_varchar('not-an-id', 'bad')$$);
+SELECT err($$EXECUTE ins_text('017FC21C5E7A-0000-000A-AAA11111111Z', 'bad')$$);
+SELECT count(*) AS rows_after_bad_parameters FROM cs;
+-- comparisons stay unambiguous: an unknown literal is an hlculid, a typed one says which
+SELECT note FROM cs WHERE id = '017FC21C5E7A-0000-000A-AAA111111111';
+PREPARE find(hlculid) AS SELECT note FROM cs WHERE id = $1;
+EXECUTE find('017FC21C5E7A-0000-000A-AAA111111111');
+SELECT note FROM cs WHERE id = $$01FZ11RQKT000002NAM48H248H$$::text::hlculid;
+SELECT note FROM cs WHERE '01FZ11RQKT000002NAM48H248H' = id OR id IN ('017FC21C5E7A-0002-000A-AAA111111111', 'ffffffffffffffffffffffffffffffff') ORDER BY id;
+SET enable_seqscan = off;
+SELECT * FROM plan($$SELECT note FROM cs WHERE id = '017FC21C5E7A-0000-000A-AAA111111111'$$);
+RESET enable_seqscan;
+-- text is not cast implicitly: comparing with a text value is an error, not a guess
+SELECT err($$SELECT 1 FROM cs WHERE id = 'x'::text$$) LIKE '42883:%' AS no_implicit_from_text;
+SELECT err($$SELECT 1 FROM cs WHERE id = 'x'::varchar$$) LIKE '42883:%' AS no_implicit_from_varchar;
+DEALLOCATE ins_varchar; DEALLOCATE ins_text; DEALLOCATE upd; DEALLOCATE find;
+DROP TABLE cu, cuu, cs;
