@@ -26,6 +26,9 @@ pg_home() { # pg_home MAJOR -> the install's top directory (wheel-provided major
   echo "$PG_ROOT/postgresql-${PG_WHEEL_VERSION[$1]}"
 }
 pg_config_for() { # pg_config_for MAJOR -> path of that major's pg_config
+  # HLCULID_PG_CONFIG_<MAJOR> in the environment points the whole harness at another install.
+  local override="HLCULID_PG_CONFIG_$1"
+  if [[ $1 =~ ^[0-9]+$ ]] && [ -n "${!override:-}" ]; then echo "${!override}"; return; fi
   case "$1" in
     15) echo /usr/lib/postgresql/15/bin/pg_config ;;
     16 | 17 | 18) echo "$(pg_home "$1")/bin/pg_config" ;;

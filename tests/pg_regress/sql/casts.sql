@@ -33,7 +33,7 @@ CREATE TABLE cs (id hlculid PRIMARY KEY, note text);
 PREPARE ins_varchar(varchar, text) AS INSERT INTO cs VALUES ($1, $2);
 PREPARE ins_text(text, text) AS INSERT INTO cs VALUES ($1, $2);
 EXECUTE ins_varchar('017FC21C5E7A-0000-000A-AAA111111111', 'canonical, varchar');
-EXECUTE ins_text('01fz11rqkt000002nam48h248h', 'ULID, text');
+EXECUTE ins_text(lower(hlculid_to_ulid('017FC21C5E7A-0003-000A-AAA111111111')), 'ULID, text');
 EXECUTE ins_text('017fc21c5e7a0001000aaaa111111111', '32 hex digits, text');
 PREPARE upd(text, text) AS UPDATE cs SET id = $1 WHERE note = $2;
 EXECUTE upd('017fc21c-5e7a-0002-000a-aaa111111111', '32 hex digits, text');
