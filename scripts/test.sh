@@ -63,5 +63,6 @@ echo
 if [ $failed -gt 0 ]; then
   echo "failed steps: ${failed_steps[*]} (logs in $log_dir)"
 fi
-echo "make test took $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s"\necho "tests: $passed passed, $failed failed"
+echo "make test took $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s"
+echo "tests: $passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -47,8 +47,14 @@ def worker_pid(postmaster):
     """The high-water mark writer (a background worker without a database connection, so not in
     pg_stat_activity): the postmaster's child whose process title names it."""
     children = subprocess.run(["pgrep", "-P", str(postmaster)], capture_output=True, text=True).stdout.split()
-    pids = [int(p) for p in children
-            if "high-water mark writer" in Path(f"/proc/{p}/cmdline").read_text(errors="replace")]
+    pids = []
+    for p in children:
+        try:
+            title = Path(f"/proc/{p}/cmdline").read_text(errors="replace")
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # a backend that ended meanwhile
+        if "high-water mark writer" in title:
+            pids.append(int(p))
     assert len(pids) == 1, pids
     return pids[0]
 
