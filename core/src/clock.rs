@@ -126,18 +126,23 @@ impl SharedClock {
     /// Reads the wall clock with `read_clock` and ticks. Before reading, it asks the CPU for the
     /// counter's cache line in writable state, so that fetching the line from another core (the
     /// cost every id pays when several backends generate at once) overlaps with the clock read.
+    ///
+    /// A reading that looks like a backward step is taken again before it counts: a process
+    /// preempted between reading the clock and ticking holds a reading older than the one
+    /// another process has recorded meanwhile, and that is no step of the clock.
     #[inline]
-    pub fn tick_reading(
-        &self,
-        read_clock: impl FnOnce() -> u64,
-    ) -> (u64, Result<Tick, ClockError>) {
+    pub fn tick_reading(&self, read_clock: impl Fn() -> u64) -> (u64, Result<Tick, ClockError>) {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: a prefetch is a hint; it never faults, whatever the address.
         unsafe {
             use core::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0};
             _mm_prefetch::<_MM_HINT_ET0>((&self.logical as *const AtomicU64).cast());
         }
-        let now_ms = read_clock();
+        let mut now_ms = read_clock();
+        let last = self.last_wall_ms.load(Ordering::Relaxed);
+        if last.saturating_sub(now_ms) > BACKWARD_STEP_THRESHOLD_MS {
+            now_ms = read_clock();
+        }
         (now_ms, self.tick(now_ms))
     }
 

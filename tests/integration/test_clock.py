@@ -4,6 +4,8 @@ crashes with the clock moved back, observe, settings, and a server without the p
 import os
 import re
 import signal
+import subprocess
+import sys
 import threading
 import time
 from datetime import datetime, timedelta, timezone
@@ -20,6 +22,44 @@ def gen_in_order(conn, n):
 
 def setup_ext(c):
     c.sql("CREATE EXTENSION IF NOT EXISTS hlculid")
+
+
+def test_preempted_sessions_report_no_backward_step_that_never_happened(make_cluster):
+    """Four generating sessions and two CPU hogs on this 2-core machine for 30 s, the clock never
+    moved: a session preempted between reading the clock and ticking holds a reading older than
+    one another session recorded meanwhile, and that must not be taken for a backward step."""
+    c = make_cluster("preempt", conf=["hlculid.publisher_id = 3"]).start()
+    setup_ext(c)
+    seconds = 30
+    deadline = time.time() + seconds
+    hogs = [subprocess.Popen(["timeout", str(seconds + 10), sys.executable, "-c", "while True: pass"])
+            for _ in range(2)]
+    errors, counts = [], []
+
+    def worker():
+        n = 0
+        try:
+            with c.connect() as conn:
+                while time.time() < deadline:
+                    n += conn.execute("SELECT count(hlculid_generate()) FROM generate_series(1, 500)").fetchone()[0]
+        except Exception as e:  # noqa: BLE001
+            errors.append(repr(e))
+        counts.append(n)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+    assert errors == []
+    assert sum(counts) > 10_000
+    assert c.one("SELECT backward_jumps FROM hlculid_clock()") == 0
+    assert "went backwards" not in c.log()
 
 
 def test_concurrent_sessions_never_duplicate_and_each_increases(make_cluster):

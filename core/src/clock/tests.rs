@@ -27,12 +27,12 @@ fn clock_ahead_takes_wall_time_with_counter_zero() {
 #[test]
 fn tick_reading_reads_the_clock_once_and_ticks() {
     let c = open_clock(0);
-    let mut reads = 0;
+    let reads = std::cell::Cell::new(0);
     let (now, t) = c.tick_reading(|| {
-        reads += 1;
+        reads.set(reads.get() + 1);
         1234
     });
-    assert_eq!((now, reads), (1234, 1));
+    assert_eq!((now, reads.get()), (1234, 1));
     assert_eq!(t.unwrap().logical, 1234 * MS);
 }
 
@@ -58,6 +58,36 @@ fn clock_behind_keeps_last_ms_and_counts_up() {
     assert_eq!(c.stats().backward_jumps, 1);
     // Once the wall clock passes the logical clock, ids follow it again.
     assert_eq!(tick(&c, 5001), 5001 * MS);
+}
+
+#[test]
+fn a_stale_reading_is_taken_again_before_it_counts_as_a_step() {
+    // A process read 9_000, was preempted, and another recorded 10_000 meanwhile: the second
+    // reading shows the clock never went back.
+    let c = open_clock(0);
+    c.tick(10_000).unwrap();
+    let readings = std::cell::Cell::new([9_000u64, 10_001]);
+    let calls = std::cell::Cell::new(0usize);
+    let read = || {
+        let i = calls.get();
+        calls.set(i + 1);
+        readings.get()[i.min(1)]
+    };
+    let (now, t) = c.tick_reading(read);
+    assert_eq!(calls.get(), 2);
+    assert_eq!(now, 10_001);
+    assert_eq!(t.unwrap().backward_step_ms, None);
+    assert_eq!(c.stats().backward_jumps, 0);
+    assert_eq!(c.stats().last_wall_ms, 10_001);
+    // a step that is still there when read again is real, and reported once
+    let (_, t) = c.tick_reading(|| 9_000);
+    assert_eq!(t.unwrap().backward_step_ms, Some(1_001));
+    assert_eq!(c.stats().backward_jumps, 1);
+    // an ordinary reading is taken once
+    calls.set(0);
+    readings.set([9_001, 0]);
+    let (now, _) = c.tick_reading(read);
+    assert_eq!((now, calls.get()), (9_001, 1));
 }
 
 #[test]
