@@ -2,7 +2,8 @@
 -- 0.1.x had btree skip support only in its PostgreSQL 18 script. From 0.2.0 the function exists
 -- on every major and is registered as btree support function 6 where the server has one (18+).
 -- This also completes a database moved to 18 with pg_upgrade from an older major.
--- Also: text and varchar cast to hlculid on assignment, for string-typed driver parameters.
+-- Also: text and varchar cast to hlculid on assignment, for string-typed driver parameters;
+-- hlculid_clock() shows the state of the high-water mark; hlculid_clock_recover() (superuser).
 \echo Use "ALTER EXTENSION hlculid UPDATE TO '0.2.0'" to load this file. \quit
 
 CREATE OR REPLACE FUNCTION "hlculid_skipsupport"(
@@ -24,3 +25,32 @@ END $$;
 
 CREATE CAST (text AS hlculid) WITH INOUT AS ASSIGNMENT;
 CREATE CAST (varchar AS hlculid) WITH INOUT AS ASSIGNMENT;
+
+-- hlculid_clock() gains a column: a function's result type cannot be replaced in place.
+DROP FUNCTION hlculid_clock();
+CREATE  FUNCTION "hlculid_clock"() RETURNS TABLE (
+	"wall_time" timestamp with time zone,  /* TimestampWithTimeZone */
+	"logical_time" timestamp with time zone,  /* TimestampWithTimeZone */
+	"counter" INT,  /* i32 */
+	"drift_ms" bigint,  /* i64 */
+	"publisher" INT,  /* i32 */
+	"publisher_source" TEXT,  /* String */
+	"backward_jumps" bigint,  /* i64 */
+	"overflows" bigint,  /* i64 */
+	"observes" bigint,  /* i64 */
+	"high_water_mark" timestamp with time zone,  /* TimestampWithTimeZone */
+	"high_water_mark_state" TEXT  /* String */
+)
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_wrapper';
+COMMENT ON FUNCTION hlculid_clock() IS 'state of this server''s hybrid logical clock';
+
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid /* Option < Hlculid > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
+COMMENT ON FUNCTION hlculid_clock_recover(hlculid) IS 'superuser: after a damaged high-water mark, every id issued afterwards sorts after the given one';

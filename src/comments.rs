@@ -1,5 +1,6 @@
 //! `COMMENT ON` for every function users call, so `\df+` explains them. Added in 0.1.1
-//! (`sql/hlculid--0.1.0--0.1.1.sql` carries the same statements for upgrades).
+//! (`sql/hlculid--0.1.0--0.1.1.sql` carries the same statements for upgrades; later functions'
+//! comments are in the upgrade script of the version that added them).
 
 use pgrx::prelude::*;
 
@@ -9,6 +10,7 @@ COMMENT ON FUNCTION hlculid_generate() IS 'next id from this server''s hybrid lo
 COMMENT ON FUNCTION hlculid_observe(hlculid) IS 'HLC receive rule: every id generated here afterwards sorts after the given id';
 COMMENT ON FUNCTION hlculid_generate_at(timestamptz) IS 'id for a given time (backfills), ordered among this backend''s ids of that millisecond';
 COMMENT ON FUNCTION hlculid_clock() IS 'state of this server''s hybrid logical clock';
+COMMENT ON FUNCTION hlculid_clock_recover(hlculid) IS 'superuser: after a damaged high-water mark, every id issued afterwards sorts after the given one';
 COMMENT ON FUNCTION hlculid_ts(hlculid) IS 'time embedded in the id, to the millisecond';
 COMMENT ON FUNCTION hlculid_counter(hlculid) IS 'logical counter field of the id (0-65535)';
 COMMENT ON FUNCTION hlculid_publisher(hlculid) IS 'publisher field of the id (0-65535)';

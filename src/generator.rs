@@ -241,6 +241,7 @@ fn hlculid_clock() -> TableIterator<
         name!(overflows, i64),
         name!(observes, i64),
         name!(high_water_mark, TimestampWithTimeZone),
+        name!(high_water_mark_state, String),
     ),
 > {
     let s = clock().stats();
@@ -258,5 +259,35 @@ fn hlculid_clock() -> TableIterator<
         s.overflows as i64,
         s.observes as i64,
         ms_to_ts(s.reserved >> 16),
+        match shmem::mark_damage() {
+            None => "ok".to_string(),
+            Some(d) => format!("damaged: {}", d.describe()),
+        },
     ))
 }
+
+/// The way out when the high-water mark file was damaged (or lost with a new data directory):
+/// afterwards every id this server issues sorts after `floor`, the largest id known to have been
+/// issued (NULL when none was). Writes a new mark and returns it. Superuser only.
+#[pg_extern(volatile, parallel_unsafe)]
+fn hlculid_clock_recover(floor: Option<Hlculid>) -> TimestampWithTimeZone {
+    // SAFETY: superuser() reads the current role's attributes; a backend always has one here.
+    if !unsafe { pg_sys::superuser() } {
+        UserError::new(
+            PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+            "permission denied to recover hlculid's clock",
+        )
+        .detail("Only a superuser may set the floor of the server's clock.")
+        .raise();
+    }
+    let floor = floor.map_or(0, |f| f.0.logical());
+    let mark = shmem::recover(floor);
+    ms_to_ts(mark >> 16)
+}
+
+// Checked in the function too; revoked so that \df+ and has_function_privilege say so.
+extension_sql!(
+    "REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;",
+    name = "hlculid_clock_recover_revoke",
+    requires = [hlculid_clock_recover],
+);

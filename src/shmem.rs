@@ -6,6 +6,11 @@
 //! observe further ahead) extends it itself under `PERSIST_LOCK` before going on. At startup,
 //! and after a crash, the clock resumes from the file, so every new id sorts after every id
 //! issued before, whatever the wall clock did meanwhile.
+//!
+//! A mark file that exists but cannot be read or makes no sense leaves the clock without a floor.
+//! The server then issues no ids at all (every tick needs a reservation, and `reserve` refuses)
+//! until a superuser gives the clock a floor with `hlculid_clock_recover`: ids from an
+//! untrustworthy clock could sort before earlier ones, silently.
 
 use crate::errors::UserError;
 use hlculid_core::clock::SharedClock;
@@ -14,15 +19,19 @@ use pgrx::prelude::*;
 use pgrx::{pg_shmem_init, PGRXSharedMemory, PgAtomic, PgLwLock};
 use std::ffi::CStr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// How far ahead of the wall clock (or of the logical clock, when that runs ahead) the
 /// persisted mark is kept. After a crash the clock may resume up to this much ahead.
 pub const RESERVE_WINDOW_MS: u64 = 1000;
 
-#[repr(transparent)]
-pub struct ClockShmem(SharedClock);
+#[repr(C)]
+pub struct ClockShmem {
+    clock: SharedClock,
+    /// What was wrong with the mark file at start ([`MarkDamage`] as u32; 0: nothing).
+    damage: AtomicU32,
+}
 // SAFETY: only atomics, no pointers; valid in any process that maps the segment.
 unsafe impl PGRXSharedMemory for ClockShmem {}
 
@@ -37,7 +46,7 @@ static PRELOADED: AtomicBool = AtomicBool::new(false);
 // crate no longer declares (it supports 15-18 only).
 #[allow(unexpected_cfgs)]
 pub fn init() {
-    pg_shmem_init!(CLOCK = ClockShmem(SharedClock::resume(load_mark())));
+    pg_shmem_init!(CLOCK = load_clock());
     pg_shmem_init!(PERSIST_LOCK = false);
     PRELOADED.store(true, Ordering::Relaxed);
 }
@@ -56,18 +65,78 @@ fn data_dir() -> PathBuf {
     }
 }
 
-/// Runs in the postmaster whenever shared memory is (re)created.
-fn load_mark() -> u64 {
-    match persist::load(&data_dir()) {
-        Ok(mark) => mark.unwrap_or(0),
-        Err(e) => {
-            warning!(
-                "hlculid: could not read high-water mark file \"{}\": {e}; ids issued after this start may sort before earlier ones if the clock went back",
-                persist::FILE_NAME
-            );
-            0
+/// What can be wrong with the mark file when the server starts.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum MarkDamage {
+    /// It exists but could not be read (permissions, a directory in its place, an I/O error).
+    Unreadable = 1,
+    /// It was read but is not a mark (truncated, wrong size, garbage).
+    Corrupt = 2,
+}
+
+impl MarkDamage {
+    pub fn describe(self) -> &'static str {
+        match self {
+            MarkDamage::Unreadable => "unreadable at server start",
+            MarkDamage::Corrupt => "corrupt at server start",
         }
     }
+}
+
+/// Runs in the postmaster whenever shared memory is (re)created. A missing file is a first
+/// start; one that cannot be trusted leaves the clock at zero with nothing reserved, and marked.
+fn load_clock() -> ClockShmem {
+    let (mark, damage) = match persist::load(&data_dir()) {
+        Ok(mark) => (mark.unwrap_or(0), 0),
+        Err(e) => {
+            let damage = match e {
+                persist::LoadError::Io(_) => MarkDamage::Unreadable,
+                persist::LoadError::Corrupt(_) => MarkDamage::Corrupt,
+            };
+            warning!(
+                "hlculid: the high-water mark file \"{}\" is {}: {e}; no ids are issued until a superuser runs hlculid_clock_recover()",
+                persist::FILE_NAME,
+                damage.describe()
+            );
+            (0, damage as u32)
+        }
+    };
+    ClockShmem {
+        clock: SharedClock::resume(mark),
+        damage: AtomicU32::new(damage),
+    }
+}
+
+/// What was wrong with the mark file at start, until a recovery.
+pub fn mark_damage() -> Option<MarkDamage> {
+    match CLOCK.get().damage.load(Ordering::Acquire) {
+        0 => None,
+        1 => Some(MarkDamage::Unreadable),
+        _ => Some(MarkDamage::Corrupt),
+    }
+}
+
+fn raise_damaged(damage: MarkDamage) -> ! {
+    // Describe the file as it is now: the operator may be looking at it.
+    let now = match persist::load(&data_dir()) {
+        Ok(Some(_)) => {
+            "now holds a valid mark, but it was not there when the server started".to_string()
+        }
+        Ok(None) => "is now missing".to_string(),
+        Err(e) => format!("now reads as: {e}"),
+    };
+    UserError::new(
+        PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
+        "hlculid's high-water mark is damaged, so no ids are issued",
+    )
+    .detail(format!(
+        "The file \"{}\" in the data directory was {} and {now}. Without it the clock cannot know how far it had gone, and new ids could sort before earlier ones.",
+        persist::FILE_NAME,
+        damage.describe()
+    ))
+    .hint("Find the largest hlculid stored in this cluster and, as a superuser, run SELECT hlculid_clock_recover(that_id); see \"Recovering the clock\" in hlculid's README.")
+    .raise()
 }
 
 /// The shared clock, or the 55000 error that names the missing setting.
@@ -82,14 +151,14 @@ pub fn clock() -> &'static SharedClock {
         .hint("Add hlculid to shared_preload_libraries in postgresql.conf and restart the server.")
         .raise();
     }
-    &CLOCK.get().0
+    &CLOCK.get().clock
 }
 
 /// The shared clock, for callers that checked [`preloaded`] themselves (the fast path, which
 /// must not raise).
 #[inline]
 pub fn clock_preloaded() -> &'static SharedClock {
-    &CLOCK.get().0
+    &CLOCK.get().clock
 }
 
 /// The real-time clock in Unix milliseconds (read on every call, never `now()`).
@@ -106,6 +175,9 @@ pub fn now_ms() -> u64 {
 /// it ahead of time.
 pub fn reserve(needed: u64, now_ms: u64) {
     let clock = clock();
+    if let Some(damage) = mark_damage() {
+        raise_damaged(damage);
+    }
     let result = {
         let _writing = PERSIST_LOCK.exclusive();
         if clock.stats().reserved >= needed {
@@ -115,22 +187,46 @@ pub fn reserve(needed: u64, now_ms: u64) {
         persist::store(&data_dir(), mark).map(|()| clock.set_reserved(mark))
     };
     if let Err(e) = result {
-        UserError::new(
-            PgSqlErrorCode::ERRCODE_IO_ERROR,
-            format!(
-                "could not write hlculid high-water mark file \"{}\": {e}",
-                persist::FILE_NAME
-            ),
-        )
-        .detail("No id is issued until its high-water mark is on disk, so that ids stay increasing across restarts.")
-        .raise();
+        raise_write_error(e);
     }
+}
+
+fn raise_write_error(e: std::io::Error) -> ! {
+    UserError::new(
+        PgSqlErrorCode::ERRCODE_IO_ERROR,
+        format!(
+            "could not write hlculid high-water mark file \"{}\": {e}",
+            persist::FILE_NAME
+        ),
+    )
+    .detail("No id is issued until its high-water mark is on disk, so that ids stay increasing across restarts.")
+    .raise()
 }
 
 /// The writer's periodic step: persist a new mark if less than half a window is left.
 pub fn refresh() {
+    if mark_damage().is_some() {
+        return; // nothing is issued until a recovery, which writes the mark itself
+    }
     let now = now_ms();
     if let Some(needed) = clock().refresh_due(now, RESERVE_WINDOW_MS) {
         reserve(needed, now);
     }
+}
+
+/// `hlculid_clock_recover`: gives the clock a floor (the largest id known to have been issued, if
+/// any), makes a mark above it and the wall clock durable, and clears the damage. Afterwards every
+/// id sorts after `floor`. Callers check privileges.
+pub fn recover(floor: u64) -> u64 {
+    let clock = clock();
+    let now = now_ms();
+    let _writing = PERSIST_LOCK.exclusive();
+    let mark = clock.reservation_for(floor, now, RESERVE_WINDOW_MS);
+    if let Err(e) = persist::store(&data_dir(), mark) {
+        raise_write_error(e);
+    }
+    clock.raise_floor(floor);
+    clock.set_reserved(mark);
+    CLOCK.get().damage.store(0, Ordering::Release);
+    mark
 }

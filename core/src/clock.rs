@@ -222,6 +222,13 @@ impl SharedClock {
         (self.reserved.load(Ordering::Acquire) < low_water).then_some(low_water)
     }
 
+    /// Recovery: afterwards every value from [`tick`](Self::tick) is above `floor`. Unlike
+    /// [`observe`](Self::observe) there is no skew bound and no reservation check: the caller
+    /// has just made a mark above `floor` durable.
+    pub fn raise_floor(&self, floor: u64) {
+        self.logical.fetch_max(floor, Ordering::AcqRel);
+    }
+
     /// Publishes a high-water mark that is now durable. Never moves it down.
     pub fn set_reserved(&self, durable: u64) {
         self.reserved.fetch_max(durable, Ordering::AcqRel);

@@ -44,8 +44,13 @@ pub fn decode(s: &str) -> Option<u64> {
 
 /// Reads the mark in `dir`; `Ok(None)` when there is none yet (first start).
 pub fn load(dir: &Path) -> Result<Option<u64>, LoadError> {
-    match fs::read_to_string(dir.join(FILE_NAME)) {
-        Ok(s) => decode(&s).map(Some).ok_or(LoadError::Corrupt(s)),
+    match fs::read(dir.join(FILE_NAME)) {
+        Ok(bytes) => {
+            let s = String::from_utf8_lossy(&bytes);
+            decode(&s)
+                .map(Some)
+                .ok_or(LoadError::Corrupt(s.into_owned()))
+        }
         Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(LoadError::Io(e)),
     }

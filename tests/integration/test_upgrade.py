@@ -26,7 +26,8 @@ SELECT pg_describe_object(classid, objid, 0) || E'\n' || coalesce(CASE classid
       (SELECT CASE WHEN p.prokind = 'a' THEN
                 (SELECT format('agg %s %s %s %s', aggtransfn, aggcombinefn, aggsortop::regoperator, aggtranstype::regtype)
                  FROM pg_aggregate WHERE aggfnoid = p.oid)
-              ELSE pg_get_functiondef(p.oid) END FROM pg_proc p WHERE p.oid = objid)
+              ELSE pg_get_functiondef(p.oid) || E'\nacl: ' || coalesce(p.proacl::text, 'default') END
+       FROM pg_proc p WHERE p.oid = objid)
     WHEN 'pg_type'::regclass THEN
       (SELECT format('%s %s %s %s %s %s %s %s', typlen, typbyval, typalign, typstorage, typinput, typoutput, typreceive, typsend)
        FROM pg_type WHERE oid = objid)

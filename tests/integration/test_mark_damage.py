@@ -1,0 +1,102 @@
+"""A damaged high-water mark file never yields ids that sort before earlier ones: the server
+refuses to generate (XX001, with what was wrong and how to recover) until a superuser runs the
+README's recovery, after which ids continue above every earlier id. Each case steps the clock
+back 10 s across the restart, so a clock resumed from nothing would go backwards."""
+
+import os
+import shutil
+
+import psycopg
+import pytest
+
+MARK = "hlculid.hwm"
+
+
+def truncate(path):
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def garbage(path):
+    path.write_bytes(os.urandom(len(path.read_bytes())))
+
+
+def wrong_size(path):
+    path.write_bytes(path.read_bytes() + b"0000\n")
+
+
+def directory(path):
+    path.unlink()
+    path.mkdir()
+    shutil.chown(path, "postgres", "postgres")
+
+
+def unreadable(path):
+    os.chmod(path, 0)
+
+
+DAMAGE = {"truncated": (truncate, "corrupt"), "garbage": (garbage, "corrupt"),
+          "wrong size": (wrong_size, "corrupt"), "a directory": (directory, "unreadable"),
+          "unreadable (chmod 000)": (unreadable, "unreadable")}
+
+
+@pytest.mark.parametrize("case", DAMAGE)
+def test_damaged_mark_stops_generation_until_recovered(make_cluster, case):
+    damage, kind = DAMAGE[case]
+    c = make_cluster("damage", faketime=True, conf=["hlculid.publisher_id = 4"]).start()
+    c.sql("CREATE EXTENSION hlculid")
+    c.sql("CREATE TABLE ev (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), n int)")
+    c.sql("INSERT INTO ev (n) SELECT generate_series(1, 5000)")
+    c.sql("CREATE ROLE ordinary LOGIN")
+    c.sql("GRANT ALL ON ev TO ordinary")
+    last = c.one("SELECT max(id)::text FROM ev")
+    c.stop()
+    damage(c.data / MARK)
+    c.set_clock("-10")
+    c.start()
+    assert f"high-water mark file \"{MARK}\" is {kind} at server start" in c.log()
+
+    # no id of any kind is issued, with the documented error
+    for query in ["SELECT hlculid_generate()", "INSERT INTO ev (n) VALUES (0)",
+                  "SELECT hlculid_observe(hlculid_min(clock_timestamp() - interval '1 minute'))"]:
+        with pytest.raises(psycopg.errors.DataCorrupted) as e:
+            c.sql(query)
+        diag = e.value.diag
+        assert diag.message_primary == "hlculid's high-water mark is damaged, so no ids are issued"
+        assert f'"{MARK}"' in diag.message_detail and f"{kind} at server start" in diag.message_detail
+        assert "hlculid_clock_recover" in diag.message_hint
+    assert c.one("SELECT count(*) FROM ev") == 5000
+    assert c.one("SELECT high_water_mark_state FROM hlculid_clock()") == f"damaged: {kind} at server start"
+    # the writer does not spin on it either: the server stays up and quiet
+    assert c.one("SELECT 1") == 1
+
+    # recovery is for superusers only
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        c.sql("SELECT hlculid_clock_recover(max(id)) FROM ev", user="ordinary")
+    if kind == "unreadable" and (c.data / MARK).is_dir():
+        # the README: a directory in the file's place has to go first
+        with pytest.raises(psycopg.errors.IoError):
+            c.sql("SELECT hlculid_clock_recover(max(id)) FROM ev")
+        (c.data / MARK).rmdir()
+    c.sql("SELECT hlculid_clock_recover(max(id)) FROM ev")
+    assert c.one("SELECT high_water_mark_state FROM hlculid_clock()") == "ok"
+    first = c.one("INSERT INTO ev (n) VALUES (1) RETURNING id::text")
+    assert first > last
+    assert c.one("SELECT count(*) FROM ev WHERE id > %s::hlculid", (first,)) == 0
+    # and the new mark is good across the next restart, clock still behind
+    c.stop()
+    c.start()
+    assert c.one("SELECT high_water_mark_state FROM hlculid_clock()") == "ok"
+    assert c.one("SELECT hlculid_generate()::text") > first
+
+
+def test_a_missing_mark_is_a_first_start(make_cluster):
+    """A missing file is taken as a first start: this is what a cluster that never generated
+    looks like, and the server cannot tell it from a file deleted by hand (documented)."""
+    c = make_cluster("nomark", conf=["hlculid.publisher_id = 4"]).start()
+    c.sql("CREATE EXTENSION hlculid")
+    c.stop()
+    (c.data / MARK).unlink(missing_ok=True)
+    c.start()
+    assert c.one("SELECT high_water_mark_state FROM hlculid_clock()") == "ok"
+    assert c.one("SELECT hlculid_generate() IS NOT NULL")
