@@ -41,6 +41,7 @@ pg_bin() { # pg_bin MAJOR -> bin directory, as its pg_config reports it
   local cfg; cfg=$(pg_config_for "$1") || return 1
   "$cfg" --bindir
 }
+crate_version() { sed -n 's/^version = "\(.*\)"/\1/p' "$REPO/Cargo.toml" | head -1; }
 test_majors() { echo "${HLCULID_TEST_PG:-$ALL_MAJORS}"; }
 as_postgres() { runuser -u postgres -- "$@"; }
 for _m in $ALL_MAJORS; do export "HLCULID_PG_CONFIG_$_m=$(pg_config_for "$_m")"; done

@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$REPO"
 mode=$1 major=$2
 cfg=$(pg_config_for "$major")
-version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+version=$(crate_version)
 arch=$(uname -m)
 libdir=$("$cfg" --pkglibdir)
 extdir=$("$cfg" --sharedir)/extension

@@ -23,7 +23,7 @@ while [ $# -gt 0 ]; do
 done
 [ ${#configs[@]} -eq 0 ] && for m in $ALL_MAJORS; do configs+=("$(pg_config_for "$m")"); done
 
-version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+version=$(crate_version)
 arch=$(uname -m)
 install_sql=sql/hlculid--$version.sql
 [ -f "$install_sql" ] || { echo "package: $install_sql is missing (scripts/schema-check.sh --bless writes it)" >&2; exit 1; }

@@ -11,7 +11,7 @@
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 cd "$REPO"
-version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+version=$(crate_version)
 committed=sql/hlculid--$version.sql
 mkdir -p "$RUN_ROOT"
 normalise() { # normalise FILE: the objects of a pgrx-generated script, one block each, sorted
