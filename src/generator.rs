@@ -75,9 +75,11 @@ fn exhausted() -> ! {
 }
 
 /// Finishes a clock step: persists a new high-water mark and steps again while needed.
+/// The clock is read again for each step: writing the mark takes long enough for other
+/// backends to record later readings, against which an old one would look like a backward step.
 fn settle(first: Result<Tick, ClockError>, now: u64) -> Tick {
     let clock = clock();
-    let mut result = first;
+    let (mut now, mut result) = (now, first);
     loop {
         match result {
             Ok(t) => return t,
@@ -85,7 +87,7 @@ fn settle(first: Result<Tick, ClockError>, now: u64) -> Tick {
             Err(ClockError::Exhausted) => exhausted(),
             Err(ClockError::TooFarAhead { .. }) => unreachable!("tick never checks skew"),
         }
-        result = clock.tick(now);
+        (now, result) = clock.tick_reading(now_ms);
     }
 }
 

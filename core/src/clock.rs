@@ -103,19 +103,24 @@ impl SharedClock {
     }
 
     /// Records a wall clock reading; returns the size of a backward step the first time it is seen.
-    fn note_wall(&self, now_ms: u64) -> Option<u64> {
-        let last = self.last_wall_ms.load(Ordering::Relaxed);
-        if now_ms > last {
-            self.last_wall_ms.fetch_max(now_ms, Ordering::Relaxed);
+    ///
+    /// `seen` is `last_wall_ms` as loaded before `now_ms` was read, so it holds only readings
+    /// taken before ours: a reading far below it means the clock went back. A reading recorded
+    /// after ours was taken (while this process was preempted, or wrote the high-water mark)
+    /// says nothing about the clock, and comparing against it gave false warnings.
+    fn note_wall(&self, now_ms: u64, seen: u64) -> Option<u64> {
+        if now_ms > seen {
+            self.last_wall_ms.fetch_max(now_ms, Ordering::Release);
             return None;
         }
-        let step = last - now_ms;
+        let step = seen - now_ms;
         if step <= BACKWARD_STEP_THRESHOLD_MS {
             return None;
         }
-        // Only the caller that moves the mark down reports the step, so it is reported once.
+        // Only the caller that moves the mark down from what it saw reports the step, so it is
+        // reported once.
         self.last_wall_ms
-            .compare_exchange(last, now_ms, Ordering::Relaxed, Ordering::Relaxed)
+            .compare_exchange(seen, now_ms, Ordering::Release, Ordering::Relaxed)
             .ok()
             .map(|_| {
                 self.backward_jumps.fetch_add(1, Ordering::Relaxed);
@@ -123,13 +128,10 @@ impl SharedClock {
             })
     }
 
-    /// Reads the wall clock with `read_clock` and ticks. Before reading, it asks the CPU for the
-    /// counter's cache line in writable state, so that fetching the line from another core (the
-    /// cost every id pays when several backends generate at once) overlaps with the clock read.
-    ///
-    /// A reading that looks like a backward step is taken again before it counts: a process
-    /// preempted between reading the clock and ticking holds a reading older than the one
-    /// another process has recorded meanwhile, and that is no step of the clock.
+    /// Reads the wall clock with `read_clock` and ticks: the way to tick from a live clock.
+    /// Before reading, it asks the CPU for the counter's cache line in writable state, so that
+    /// fetching the line from another core (the cost every id pays when several backends
+    /// generate at once) overlaps with the clock read.
     #[inline]
     pub fn tick_reading(&self, read_clock: impl Fn() -> u64) -> (u64, Result<Tick, ClockError>) {
         #[cfg(target_arch = "x86_64")]
@@ -138,12 +140,11 @@ impl SharedClock {
             use core::arch::x86_64::{_mm_prefetch, _MM_HINT_ET0};
             _mm_prefetch::<_MM_HINT_ET0>((&self.logical as *const AtomicU64).cast());
         }
-        let mut now_ms = read_clock();
-        let last = self.last_wall_ms.load(Ordering::Relaxed);
-        if last.saturating_sub(now_ms) > BACKWARD_STEP_THRESHOLD_MS {
-            now_ms = read_clock();
-        }
-        (now_ms, self.tick(now_ms))
+        // Loaded before the clock is read (see note_wall); the reading is an opaque call, so
+        // neither the compiler nor the CPU (Linux reads the TSC ordered) moves it earlier.
+        let seen = self.last_wall_ms.load(Ordering::Acquire);
+        let now_ms = read_clock();
+        (now_ms, self.tick_seen(now_ms, seen))
     }
 
     /// The send rule: the next value, strictly greater than every value this clock returned.
@@ -151,8 +152,15 @@ impl SharedClock {
     /// Each value is taken by one atomic step on `logical` (an add, or a max when the wall clock
     /// is ahead), so every returned value is a distinct state of a counter that never goes
     /// down. A value taken and then refused (past the reservation) is never returned: it is a gap.
+    ///
+    /// `now_ms` is taken as read just now; a reading held across a wait can be mistaken for a
+    /// backward step, so live callers use [`tick_reading`](Self::tick_reading).
     pub fn tick(&self, now_ms: u64) -> Result<Tick, ClockError> {
-        let backward_step_ms = self.note_wall(now_ms);
+        self.tick_seen(now_ms, self.last_wall_ms.load(Ordering::Acquire))
+    }
+
+    fn tick_seen(&self, now_ms: u64, seen: u64) -> Result<Tick, ClockError> {
+        let backward_step_ms = self.note_wall(now_ms, seen);
         let reserved = self.reserved.load(Ordering::Acquire);
         if reserved >= EXHAUSTED {
             return Err(ClockError::Exhausted);
