@@ -45,6 +45,7 @@ for major in $majors; do
 done
 step "core unit and property tests" cargo test -p hlculid-core
 step "schema snapshot" scripts/schema-check.sh
+step "C declarations against each major's headers" scripts/check-c-decls.sh $majors
 for major in $majors; do
   pgdata=$RUN_ROOT/pgrx-$major
   rm -rf "$pgdata"; mkdir -p "$pgdata"; chown postgres: "$pgdata"

@@ -3,7 +3,8 @@
 -- on every major and is registered as btree support function 6 where the server has one (18+).
 -- This also completes a database moved to 18 with pg_upgrade from an older major.
 -- Also: text and varchar cast to hlculid on assignment, for string-typed driver parameters;
--- hlculid_clock() shows the state of the high-water mark; hlculid_clock_recover() (superuser).
+-- hlculid_clock() shows the state of the high-water mark; hlculid_clock_recover() (superuser);
+-- hlculid_generate_at's comment says exactly what order backfilled ids keep.
 \echo Use "ALTER EXTENSION hlculid UPDATE TO '0.2.0'" to load this file. \quit
 
 CREATE OR REPLACE FUNCTION "hlculid_skipsupport"(
@@ -54,3 +55,5 @@ LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
 REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
 COMMENT ON FUNCTION hlculid_clock_recover(hlculid) IS 'superuser: after a damaged high-water mark, every id issued afterwards sorts after the given one';
+
+COMMENT ON FUNCTION hlculid_generate_at(timestamptz) IS 'id for a given time (backfills); consecutive calls of one backend for the same millisecond give increasing ids';

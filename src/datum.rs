@@ -22,12 +22,14 @@ impl Hlculid {
     /// `d` must point to at least 16 readable bytes.
     #[inline]
     pub unsafe fn read(d: pg_sys::Datum) -> Self {
+        // SAFETY: the caller guarantees 16 readable bytes; the read is unaligned.
         Hlculid(Id(unsafe { d.cast_mut_ptr::<[u8; 16]>().read_unaligned() }))
     }
 
     /// Copies the value into a fresh palloc'd datum in the current memory context.
     #[inline]
     pub fn to_datum(self) -> pg_sys::Datum {
+        // SAFETY: palloc returns 16 writable bytes or raises (never NULL); the write is unaligned.
         unsafe {
             let p = pg_sys::palloc(16).cast::<[u8; 16]>();
             p.write_unaligned(self.0 .0);
@@ -36,6 +38,8 @@ impl Hlculid {
     }
 }
 
+// SAFETY: the SQL type named here is this extension's 16-byte `hlculid`, the layout `read` and
+// `to_datum` use.
 unsafe impl SqlTranslatable for Hlculid {
     const TYPE_IDENT: &'static str = pgrx::pgrx_resolved_type!(Hlculid);
     const TYPE_ORIGIN: TypeOrigin = TypeOrigin::ThisExtension;
@@ -55,6 +59,7 @@ impl FromDatum for Hlculid {
         if is_null {
             None
         } else {
+            // SAFETY: a non-null datum of type hlculid points to its 16 bytes.
             Some(unsafe { Hlculid::read(datum) })
         }
     }
@@ -71,6 +76,7 @@ impl IntoDatum for Hlculid {
     }
 }
 
+// SAFETY: `unbox` reads the value out of the datum (a copy), so the result borrows nothing.
 unsafe impl UnboxDatum for Hlculid {
     type As<'src> = Hlculid;
     #[inline]
@@ -78,16 +84,19 @@ unsafe impl UnboxDatum for Hlculid {
     where
         Self: 'src,
     {
+        // SAFETY: pgrx unboxes only non-null datums of this type: pointers to 16 bytes.
         unsafe { Hlculid::read(d.sans_lifetime()) }
     }
 }
 
+// SAFETY: arguments are unboxed through `FromDatum`, which copies the 16 bytes out.
 unsafe impl<'fcx> ArgAbi<'fcx> for Hlculid
 where
     Self: 'fcx,
 {
     unsafe fn unbox_arg_unchecked(arg: Arg<'_, 'fcx>) -> Self {
         let index = arg.index();
+        // SAFETY: the argument is of type hlculid, as the SQL signature says.
         unsafe {
             arg.unbox_arg_using_from_datum()
                 .unwrap_or_else(|| panic!("argument {index} must not be null"))
@@ -95,8 +104,10 @@ where
     }
 }
 
+// SAFETY: the returned datum is a fresh palloc'd copy in the call's memory context.
 unsafe impl BoxRet for Hlculid {
     unsafe fn box_into<'fcx>(self, fcinfo: &mut FcInfo<'fcx>) -> Datum<'fcx> {
+        // SAFETY: the datum is a valid hlculid, the function's declared return type.
         unsafe { fcinfo.return_raw_datum(self.to_datum()) }
     }
 }

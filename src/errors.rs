@@ -1,10 +1,101 @@
 //! Raising errors the PostgreSQL way: a SQLSTATE, a short lower-case message, an optional
 //! DETAIL and HINT (full sentences), and soft errors for input functions where the caller asks
 //! for them (`pg_input_is_valid`, COPY ... ON_ERROR, PostgreSQL 16+).
+//!
+//! [`CONDITIONS`] is the one list of what can go wrong and its SQLSTATE: every error is raised
+//! through a [`Condition`], and the README's error table is tested against the list.
 
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
 use pgrx::PgLogLevel;
+use std::ffi::CStr;
+
+/// Every condition hlculid reports, each with one SQLSTATE wherever it arises.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Condition {
+    InvalidText,
+    /// Bytes that are not 16 long, from the binary protocol, binary COPY or a `bytea` cast alike:
+    /// PostgreSQL's receive functions report a malformed value's bytes as 22P03.
+    InvalidBinary,
+    FieldOutOfRange,
+    /// Any time an id cannot hold: an argument, the system clock, or the clock's end.
+    TimeOutOfRange,
+    SkewExceeded,
+    NotSuperuser,
+    MarkDamaged,
+    NotPreloaded,
+    /// Raised by PostgreSQL itself for our `PGC_POSTMASTER` settings; listed for the README.
+    SettingReadOnly,
+    MarkWriteFailed,
+    /// Never expected: a bug, or the operating system refusing random bytes.
+    Internal,
+}
+
+/// One row of the README's error table: condition, SQLSTATE, its PostgreSQL name, when.
+pub struct ConditionInfo {
+    pub condition: Condition,
+    pub sqlstate: &'static str,
+    pub name: &'static str,
+    pub when: &'static str,
+}
+
+const fn info(
+    condition: Condition,
+    sqlstate: &'static str,
+    name: &'static str,
+    when: &'static str,
+) -> ConditionInfo {
+    ConditionInfo {
+        condition,
+        sqlstate,
+        name,
+        when,
+    }
+}
+
+pub const CONDITIONS: &[ConditionInfo] = &[
+    info(Condition::InvalidText, "22P02", "invalid_text_representation",
+        "malformed text input (the message shows the input, the DETAIL what is wrong)"),
+    info(Condition::InvalidBinary, "22P03", "invalid_binary_representation",
+        "bytes that are not exactly 16: binary input, binary `COPY`, a `bytea` cast"),
+    info(Condition::FieldOutOfRange, "22003", "numeric_value_out_of_range",
+        "`hlculid_from_parts` with a counter, publisher or random part out of range (the message names the part)"),
+    info(Condition::TimeOutOfRange, "22008", "datetime_field_overflow",
+        "a time an id cannot hold: before 1970, after 10889-08-02 or infinite (`hlculid_min/max`, `hlculid_from_parts`, `hlculid_generate_at`); a system clock at or before 1970-01-01 00:00:00 UTC or after 10889 (generating functions, `hlculid_observe`); a clock that reached the end of the range"),
+    info(Condition::SkewExceeded, "22023", "invalid_parameter_value",
+        "`hlculid_observe` of an id further ahead of the local clock than `hlculid.max_clock_skew`"),
+    info(Condition::NotSuperuser, "42501", "insufficient_privilege",
+        "`hlculid_clock_recover` by a role that is not a superuser"),
+    info(Condition::MarkDamaged, "XX001", "data_corrupted",
+        "any generating function (and `hlculid_observe`) while the high-water mark file was damaged at server start, until `hlculid_clock_recover`"),
+    info(Condition::NotPreloaded, "55000", "object_not_in_prerequisite_state",
+        "a generating function without `shared_preload_libraries`"),
+    info(Condition::SettingReadOnly, "55P02", "cant_change_runtime_param",
+        "`SET hlculid.publisher_id` / `hlculid.max_clock_skew` (raised by PostgreSQL)"),
+    info(Condition::MarkWriteFailed, "58030", "io_error",
+        "the high-water mark file cannot be written (disk full, read-only): no id is issued until it is, then generation resumes by itself"),
+    info(Condition::Internal, "XX000", "internal_error",
+        "never expected: a bug, or the operating system refusing random bytes"),
+];
+
+impl Condition {
+    pub fn code(self) -> PgSqlErrorCode {
+        use PgSqlErrorCode::*;
+        match self {
+            Condition::InvalidText => ERRCODE_INVALID_TEXT_REPRESENTATION,
+            Condition::InvalidBinary => ERRCODE_INVALID_BINARY_REPRESENTATION,
+            Condition::FieldOutOfRange => ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+            Condition::TimeOutOfRange => ERRCODE_DATETIME_FIELD_OVERFLOW,
+            Condition::SkewExceeded => ERRCODE_INVALID_PARAMETER_VALUE,
+            Condition::NotSuperuser => ERRCODE_INSUFFICIENT_PRIVILEGE,
+            Condition::MarkDamaged => ERRCODE_DATA_CORRUPTED,
+            Condition::NotPreloaded => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            Condition::SettingReadOnly => ERRCODE_CANT_CHANGE_RUNTIME_PARAM,
+            Condition::MarkWriteFailed => ERRCODE_IO_ERROR,
+            Condition::Internal => ERRCODE_INTERNAL_ERROR,
+        }
+    }
+}
 
 /// One error a user can cause.
 pub struct UserError {
@@ -15,9 +106,9 @@ pub struct UserError {
 }
 
 impl UserError {
-    pub fn new(code: PgSqlErrorCode, message: impl Into<String>) -> Self {
+    pub fn new(condition: Condition, message: impl Into<String>) -> Self {
         UserError {
-            code,
+            code: condition.code(),
             message: message.into(),
             detail: None,
             hint: None,
@@ -49,10 +140,11 @@ impl UserError {
     }
 
     /// Reports as a soft error when the caller passed an `ErrorSaveContext`, otherwise raises.
-    /// Returns only after saving a soft error; the caller then returns NULL.
+    /// Returns only after saving a soft error; the caller then returns NULL. `function` is the
+    /// C function raising it, as PostgreSQL records for the error's location.
     #[track_caller]
-    pub fn raise_or_save(self, fcinfo: pg_sys::FunctionCallInfo) {
-        if !soft::try_save(fcinfo, &self) {
+    pub fn raise_or_save(self, fcinfo: pg_sys::FunctionCallInfo, function: &'static CStr) {
+        if !soft::try_save(fcinfo, &self, function) {
             self.raise()
         }
     }
@@ -61,21 +153,23 @@ impl UserError {
 #[cfg(any(feature = "pg16", feature = "pg17", feature = "pg18"))]
 mod soft {
     use super::UserError;
+    use crate::pg_c;
     use pgrx::prelude::*;
-    use std::ffi::CString;
-
-    unsafe extern "C-unwind" {
-        // Bound by pgrx only privately.
-        fn errcode(sqlerrcode: core::ffi::c_int) -> core::ffi::c_int;
-    }
+    use std::ffi::{CStr, CString};
 
     fn cstring(s: &str) -> CString {
         CString::new(s.replace('\0', "")).unwrap_or_default()
     }
 
     /// Fills the caller's ErrorSaveContext as `ereturn(escontext, ...)` would.
-    pub fn try_save(fcinfo: pg_sys::FunctionCallInfo, e: &UserError) -> bool {
-        unsafe {
+    pub fn try_save(
+        fcinfo: pg_sys::FunctionCallInfo,
+        e: &UserError,
+        function: &'static CStr,
+    ) -> bool {
+        // SAFETY: fcinfo is the call's own FunctionCallInfo (checked for NULL), and its context
+        // is either NULL or a valid Node, whose tag says whether it is an ErrorSaveContext.
+        let ctx = unsafe {
             if fcinfo.is_null() {
                 return false;
             }
@@ -83,10 +177,16 @@ mod soft {
             if ctx.is_null() || (*ctx).type_ != pg_sys::NodeTag::T_ErrorSaveContext {
                 return false;
             }
-            // With a soft context these only record the error; they never jump.
+            ctx
+        };
+        let fmt = c"%s";
+        // SAFETY: with a soft context these only record the error in it; they never jump. The
+        // message strings are copied by the calls (each a NUL-terminated string that "%s"
+        // consumes); the function name is kept by pointer, so it is 'static; no file is named,
+        // since a Rust source path is no 'static C string.
+        unsafe {
             if pg_sys::errsave_start(ctx, std::ptr::null()) {
-                let fmt = c"%s";
-                errcode(e.code as i32);
+                pg_c::errcode(e.code as i32);
                 let msg = cstring(&e.message);
                 pg_sys::errmsg_internal(fmt.as_ptr(), msg.as_ptr());
                 if let Some(d) = &e.detail {
@@ -97,10 +197,10 @@ mod soft {
                     let h = cstring(h);
                     pg_sys::errhint_plural(fmt.as_ptr(), fmt.as_ptr(), 1, h.as_ptr());
                 }
-                pg_sys::errsave_finish(ctx, c"hlculid".as_ptr(), 0, c"hlculid_in".as_ptr());
+                pg_sys::errsave_finish(ctx, std::ptr::null(), 0, function.as_ptr());
             }
-            true
         }
+        true
     }
 }
 
@@ -108,9 +208,10 @@ mod soft {
 mod soft {
     use super::UserError;
     use pgrx::prelude::*;
+    use std::ffi::CStr;
 
-    /// PostgreSQL 15 and older have no soft errors.
-    pub fn try_save(_: pg_sys::FunctionCallInfo, _: &UserError) -> bool {
+    /// PostgreSQL 15 has no soft errors.
+    pub fn try_save(_: pg_sys::FunctionCallInfo, _: &UserError, _: &'static CStr) -> bool {
         false
     }
 }

@@ -2,27 +2,27 @@
 //! `hlculid_from_parts`, and the per-millisecond bounds used for time-range index scans.
 
 use crate::datum::Hlculid;
-use crate::errors::UserError;
+use crate::errors::{Condition, UserError};
 use hlculid_core::time::{pg_us_to_unix_ms, unix_ms_to_pg_us, TimeError};
 use hlculid_core::{Field, Id, Parts};
 use pgrx::prelude::*;
 
-const TS_RANGE_DETAIL: &str =
+pub const TS_RANGE_DETAIL: &str =
     "hlculid timestamps run from 1970-01-01 00:00:00+00 to 10889-08-02 05:31:50.655+00.";
 
 /// The Unix millisecond of a timestamptz, or an error naming the range (SQLSTATE 22008).
 pub fn ts_to_ms(ts: TimestampWithTimeZone) -> u64 {
-    let code = PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW;
     match pg_us_to_unix_ms(ts.into()) {
         Ok(ms) => ms,
-        Err(TimeError::Infinite) => UserError::new(code, "timestamp out of range for type hlculid")
-            .detail("An hlculid cannot hold an infinite timestamp.")
-            .raise(),
-        Err(TimeError::OutOfRange) => {
-            UserError::new(code, "timestamp out of range for type hlculid")
-                .detail(TS_RANGE_DETAIL)
-                .raise()
-        }
+        Err(e) => UserError::new(
+            Condition::TimeOutOfRange,
+            format!("timestamp out of range for type hlculid: \"{ts}\""),
+        )
+        .detail(match e {
+            TimeError::Infinite => "An hlculid cannot hold an infinite timestamp.",
+            TimeError::OutOfRange => TS_RANGE_DETAIL,
+        })
+        .raise(),
     }
 }
 
@@ -31,7 +31,7 @@ pub fn ms_to_ts(ms: u64) -> TimestampWithTimeZone {
         Ok(ts) => ts,
         // Every 48-bit millisecond lies inside PostgreSQL's range.
         Err(_) => UserError::new(
-            PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+            Condition::Internal,
             "hlculid millisecond outside the timestamptz range",
         )
         .raise(),
@@ -61,7 +61,7 @@ fn hlculid_random(id: Hlculid) -> i64 {
 
 fn part_out_of_range(field: Field, shown: String) -> ! {
     UserError::new(
-        PgSqlErrorCode::ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+        Condition::FieldOutOfRange,
         format!("hlculid {} {shown} is out of range", field.name()),
     )
     .detail(format!(
@@ -84,10 +84,7 @@ fn hlculid_from_parts(
     publisher: i32,
     random: i64,
 ) -> Hlculid {
-    let ms = match pg_us_to_unix_ms(ts.into()) {
-        Ok(ms) => ms,
-        Err(_) => part_out_of_range(Field::Timestamp, format!("\"{ts}\"")),
-    };
+    let ms = ts_to_ms(ts);
     let parts = Parts {
         ms,
         counter: u_part(counter.into(), Field::Counter) as u32,

@@ -2,8 +2,9 @@
 //! receive rule), `hlculid_generate_at()` for backfills, and `hlculid_clock()` to look inside.
 
 use crate::datum::Hlculid;
-use crate::errors::UserError;
+use crate::errors::{Condition, UserError};
 use crate::extract::{ms_to_ts, ts_to_ms};
+use crate::pg_c;
 use crate::settings;
 use crate::shmem::{self, clock, now_ms};
 use hlculid_core::clock::{Backfill, ClockError, Tick};
@@ -15,7 +16,8 @@ use std::cell::UnsafeCell;
 /// State private to this backend. A backend runs SQL functions on one thread only, so a static
 /// is enough, and unlike a thread-local in a shared library it costs no lookup per call.
 struct BackendLocal<T>(UnsafeCell<T>);
-// SAFETY: only ever touched from the backend's main thread, never re-entered (see `with`).
+// SAFETY: the value is only reached through `with`, whose contract (one thread, no re-entry)
+// every caller upholds; so no two references to it exist at once.
 unsafe impl<T> Sync for BackendLocal<T> {}
 
 impl<T> BackendLocal<T> {
@@ -23,10 +25,15 @@ impl<T> BackendLocal<T> {
         BackendLocal(UnsafeCell::new(v))
     }
 
-    /// `f` must not call back into `with` on the same value.
+    /// Runs `f` on the value.
+    ///
+    /// # Safety
+    /// Call only on the backend's main thread (where PostgreSQL runs SQL functions), and never
+    /// from inside `f` of another `with` on the same value: either would make two `&mut` to it.
     #[inline]
-    fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-        unsafe { f(&mut *self.0.get()) }
+    unsafe fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        // SAFETY: the caller guarantees this is the only reference for the duration of `f`.
+        f(unsafe { &mut *self.0.get() })
     }
 }
 
@@ -40,11 +47,15 @@ static PENDING: BackendLocal<Option<Result<Tick, ClockError>>> = BackendLocal::n
 /// 48 random bits, if this process's stream is already seeded.
 #[inline]
 fn random48_ready() -> Option<u64> {
+    // SAFETY: MyProcPid is set once at process start and only read afterwards.
     let pid = unsafe { pg_sys::MyProcPid };
-    RANDOM.with(|slot| match slot {
-        Some((p, r)) if *p == pid => Some(r.next48()),
-        _ => None,
-    })
+    // SAFETY: called on the backend's thread; the closure does not reach RANDOM again.
+    unsafe {
+        RANDOM.with(|slot| match slot {
+            Some((p, r)) if *p == pid => Some(r.next48()),
+            _ => None,
+        })
+    }
 }
 
 fn random48() -> u64 {
@@ -54,11 +65,12 @@ fn random48() -> u64 {
     match RandomSource::from_os() {
         Ok(mut r) => {
             let v = r.next48();
-            RANDOM.with(|slot| *slot = Some((unsafe { pg_sys::MyProcPid }, r)));
+            // SAFETY: as in random48_ready; MyProcPid is set once at process start.
+            unsafe { RANDOM.with(|slot| *slot = Some((pg_sys::MyProcPid, r))) };
             v
         }
         Err(e) => UserError::new(
-            PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+            Condition::Internal,
             format!("could not seed hlculid random numbers: {e}"),
         )
         .raise(),
@@ -66,12 +78,9 @@ fn random48() -> u64 {
 }
 
 fn exhausted() -> ! {
-    UserError::new(
-        PgSqlErrorCode::ERRCODE_DATETIME_FIELD_OVERFLOW,
-        "hlculid clock is exhausted",
-    )
-    .detail("The logical clock has reached the end of the 48-bit millisecond range.")
-    .raise()
+    UserError::new(Condition::TimeOutOfRange, "hlculid clock is exhausted")
+        .detail("The logical clock has reached the end of the 48-bit millisecond range.")
+        .raise()
 }
 
 /// Finishes a clock step: persists a new high-water mark and steps again while needed.
@@ -85,6 +94,7 @@ fn settle(first: Result<Tick, ClockError>, now: u64) -> Tick {
             Ok(t) => return t,
             Err(ClockError::NeedsReservation { needed }) => shmem::reserve(needed, now),
             Err(ClockError::Exhausted) => exhausted(),
+            Err(ClockError::WallClockOutOfRange) => shmem::raise_wall_clock_out_of_range(),
             Err(ClockError::TooFarAhead { .. }) => unreachable!("tick never checks skew"),
         }
         (now, result) = clock.tick_reading(now_ms);
@@ -100,17 +110,6 @@ fn warn_backward_step(step_ms: u64) {
     );
 }
 
-unsafe extern "C-unwind" {
-    // The raw allocator (pgrx binds only a guarded wrapper): with MCXT_ALLOC_NO_OOM it returns
-    // NULL instead of raising, which the fast path needs.
-    #[link_name = "MemoryContextAllocExtended"]
-    fn alloc_no_raise(
-        context: pg_sys::MemoryContext,
-        size: pg_sys::Size,
-        flags: core::ffi::c_int,
-    ) -> *mut core::ffi::c_void;
-}
-
 /// SQL `hlculid_generate()`: the next id from this server's clock, greater than every id it
 /// returned before.
 ///
@@ -119,17 +118,24 @@ unsafe extern "C-unwind" {
 /// reservation, no clock step, memory available) is one atomic step and a 16-byte allocation,
 /// none of which can raise an error or panic. Everything else goes to the guarded
 /// [`hlculid_generate_slow`], which raises errors and warnings the pgrx way.
+///
+/// It is `extern "C"`, not `"C-unwind"`: should the no-panic promise above ever break, Rust
+/// aborts the backend (PostgreSQL then recovers as after any backend crash, and the clock resumes
+/// from its mark) instead of unwinding into PostgreSQL's C frames, which is undefined.
+///
+/// # Safety
+/// Called by PostgreSQL's function manager with a valid `fcinfo`, as for any V1 function.
 #[unsafe(no_mangle)]
-pub unsafe extern "C-unwind" fn hlculid_generate_fast(
-    fcinfo: pg_sys::FunctionCallInfo,
-) -> pg_sys::Datum {
+pub unsafe extern "C" fn hlculid_generate_fast(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
     if shmem::preloaded() {
         let (_, first) = shmem::clock_preloaded().tick_reading(now_ms);
         if let Ok(t) = first {
             if t.backward_step_ms.is_none() {
                 if let Some(random) = random48_ready() {
+                    // SAFETY: CurrentMemoryContext is the call's context; with NO_OOM a 16-byte
+                    // request returns NULL instead of raising.
                     let p = unsafe {
-                        alloc_no_raise(
+                        pg_c::alloc_no_raise(
                             pg_sys::CurrentMemoryContext,
                             16,
                             pg_sys::MCXT_ALLOC_NO_OOM as core::ffi::c_int,
@@ -137,14 +143,18 @@ pub unsafe extern "C-unwind" fn hlculid_generate_fast(
                     };
                     if !p.is_null() {
                         let id = Id::from_logical(t.logical, settings::publisher_fast(), random);
+                        // SAFETY: p is a fresh allocation of 16 bytes.
                         unsafe { p.cast::<[u8; 16]>().write_unaligned(id.0) };
                         return pg_sys::Datum::from(p);
                     }
                 }
             }
         }
-        PENDING.with(|p| *p = Some(first));
+        // SAFETY: the backend's thread; the closure only stores.
+        unsafe { PENDING.with(|p| *p = Some(first)) };
     }
+    // SAFETY: pgrx's guarded wrapper of the slow path, called with our own valid fcinfo; it
+    // reports errors by longjmp, which passes this frame (it holds nothing to drop).
     unsafe { hlculid_generate_slow_wrapper(fcinfo) }
 }
 
@@ -158,7 +168,8 @@ pub extern "C" fn pg_finfo_hlculid_generate_fast() -> &'static pg_sys::Pg_finfo_
 /// The guarded path of `hlculid_generate()`: finishes what the fast path started.
 #[pg_extern(volatile, parallel_safe, sql = false)]
 fn hlculid_generate_slow() -> Hlculid {
-    let (now, first) = match PENDING.with(|p| p.take()) {
+    // SAFETY: the backend's thread; the closure only takes.
+    let (now, first) = match unsafe { PENDING.with(|p| p.take()) } {
         Some(first) => (now_ms(), first),
         None => clock().tick_reading(now_ms),
     };
@@ -194,7 +205,7 @@ fn hlculid_observe(remote: Hlculid) {
             Ok(()) => return,
             Err(ClockError::NeedsReservation { needed }) => shmem::reserve(needed, now),
             Err(ClockError::TooFarAhead { ahead_ms }) => UserError::new(
-                PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+                Condition::SkewExceeded,
                 format!(
                     "hlculid {} is {ahead_ms} ms ahead of the local clock",
                     remote.0
@@ -208,17 +219,22 @@ fn hlculid_observe(remote: Hlculid) {
             )
             .raise(),
             Err(ClockError::Exhausted) => exhausted(),
+            Err(ClockError::WallClockOutOfRange) => shmem::raise_wall_clock_out_of_range(),
         }
     }
 }
 
-/// An id for a given time, for backfills. Ids this backend makes for one millisecond are
-/// ordered among themselves; the shared clock is not touched.
+/// An id for a given time, for backfills; the shared clock is not touched. Consecutive calls of
+/// one backend for the same millisecond give increasing ids (the counter counts up, carrying
+/// into the next millisecond when full). A call for another millisecond in between starts over
+/// at counter 0, so ids of a millisecond made in separate runs are ordered by their random bits
+/// only (remembering every millisecond ever backfilled would cost unbounded memory).
 #[pg_extern(volatile, parallel_safe, strict)]
 fn hlculid_generate_at(ts: TimestampWithTimeZone) -> Hlculid {
     clock(); // same prerequisite as hlculid_generate(): the publisher id is a preload setting
     let ms = ts_to_ms(ts);
-    let logical = BACKFILL.with(|b| b.next(ms));
+    // SAFETY: the backend's thread; the closure only steps the backfill clock.
+    let logical = unsafe { BACKFILL.with(|b| b.next(ms)) };
     let Some(logical) = logical else { exhausted() };
     Hlculid(Id::from_logical(
         logical,
@@ -233,10 +249,10 @@ fn hlculid_generate_at(ts: TimestampWithTimeZone) -> Hlculid {
 fn hlculid_clock() -> TableIterator<
     'static,
     (
-        name!(wall_time, TimestampWithTimeZone),
+        name!(wall_time, Option<TimestampWithTimeZone>),
         name!(logical_time, TimestampWithTimeZone),
         name!(counter, i32),
-        name!(drift_ms, i64),
+        name!(drift_ms, Option<i64>),
         name!(publisher, i32),
         name!(publisher_source, String),
         name!(backward_jumps, i64),
@@ -250,11 +266,13 @@ fn hlculid_clock() -> TableIterator<
     let now = now_ms();
     let (publisher, source) = settings::publisher();
     let logical_ms = s.logical >> 16;
+    // NULL while the system clock reads a time an id cannot hold
+    let now = hlculid_core::clock::wall_in_range(now).then_some(now);
     TableIterator::once((
-        ms_to_ts(now.min(hlculid_core::layout::MAX_MS)),
+        now.map(ms_to_ts),
         ms_to_ts(logical_ms),
         (s.logical & 0xFFFF) as i32,
-        logical_ms as i64 - now as i64,
+        now.map(|now| logical_ms as i64 - now as i64),
         publisher as i32,
         source.describe().to_string(),
         s.backward_jumps as i64,
@@ -276,7 +294,7 @@ fn hlculid_clock_recover(floor: Option<Hlculid>) -> TimestampWithTimeZone {
     // SAFETY: superuser() reads the current role's attributes; a backend always has one here.
     if !unsafe { pg_sys::superuser() } {
         UserError::new(
-            PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+            Condition::NotSuperuser,
             "permission denied to recover hlculid's clock",
         )
         .detail("Only a superuser may set the floor of the server's clock.")

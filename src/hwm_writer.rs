@@ -2,6 +2,7 @@
 //! backends almost never wait for an fsync. It also logs, once per server start, which
 //! publisher id the server uses and why.
 
+use crate::errors::Condition;
 use crate::settings::{self, PublisherSource};
 use crate::shmem;
 use pgrx::bgworkers::{
@@ -44,12 +45,31 @@ fn log_publisher() {
 pub extern "C-unwind" fn hlculid_hwm_writer_main(_arg: pg_sys::Datum) {
     BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
     log_publisher();
+    let mut failing = false;
     loop {
-        shmem::refresh();
+        match shmem::refresh() {
+            Ok(()) if failing => {
+                failing = false;
+                log!("hlculid: the high-water mark file can be written again");
+            }
+            Ok(()) => {}
+            // Once per outage: backends report each refused id themselves.
+            Err(e) if !failing => {
+                failing = true;
+                ereport!(
+                    PgLogLevel::WARNING,
+                    Condition::MarkWriteFailed.code(),
+                    format!("hlculid: could not write the high-water mark file: {e}"),
+                    "No ids are issued once the current mark is used up; generation resumes by itself when the file can be written."
+                );
+            }
+            Err(_) => {}
+        }
         if !BackgroundWorker::wait_latch(Some(TICK)) {
             break; // SIGTERM or postmaster death
         }
         if BackgroundWorker::sighup_received() {
+            // SAFETY: what a backend does on SIGHUP, in a process attached to shared memory.
             unsafe { pg_sys::ProcessConfigFile(pg_sys::GucContext::PGC_SIGHUP) };
         }
     }

@@ -2,7 +2,7 @@
 //! (`uuid`, `bytea`). Parsing and formatting are the core's; this module only adapts them.
 
 use crate::datum::Hlculid;
-use crate::errors::UserError;
+use crate::errors::{Condition, UserError};
 use core::ffi::CStr;
 use hlculid_core::{binary, text};
 use pgrx::prelude::*;
@@ -18,7 +18,7 @@ fn hlculid_in(input: &CStr, fcinfo: pg_sys::FunctionCallInfo) -> Option<Hlculid>
         Ok(id) => Some(Hlculid(id)),
         Err(e) => {
             UserError::new(
-                PgSqlErrorCode::ERRCODE_INVALID_TEXT_REPRESENTATION,
+                Condition::InvalidText,
                 format!(
                     "invalid input syntax for type hlculid: \"{}\"",
                     String::from_utf8_lossy(input.to_bytes())
@@ -26,7 +26,7 @@ fn hlculid_in(input: &CStr, fcinfo: pg_sys::FunctionCallInfo) -> Option<Hlculid>
             )
             .detail(e.to_string())
             .hint(FORMS_HINT)
-            .raise_or_save(fcinfo);
+            .raise_or_save(fcinfo, c"hlculid_in");
             None
         }
     }
@@ -36,19 +36,18 @@ fn hlculid_in(input: &CStr, fcinfo: pg_sys::FunctionCallInfo) -> Option<Hlculid>
 fn hlculid_out(v: Hlculid) -> &'static CStr {
     let mut sb = StringInfo::with_capacity(text::CANONICAL_LEN as i32 + 1);
     sb.push_bytes(&text::canonical(v.0));
+    // SAFETY: the buffer is palloc'd in the call's memory context, which PostgreSQL frees; the
+    // canonical text has no NUL inside.
     unsafe { sb.leak_cstr() }
 }
 
 /// Binary input: exactly the 16 raw bytes, as `uuid_recv` reads them.
 #[pg_extern(immutable, parallel_safe, strict, requires = ["hlculid_shell"])]
 fn hlculid_recv(mut internal: Internal) -> Hlculid {
+    // SAFETY: a receive function's argument is the message's StringInfo.
     let buf = match unsafe { internal.get_mut::<pg_sys::StringInfoData>() } {
         Some(b) => b,
-        None => UserError::new(
-            PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
-            "hlculid_recv called without a buffer",
-        )
-        .raise(),
+        None => UserError::new(Condition::Internal, "hlculid_recv called without a buffer").raise(),
     };
     let remaining = (buf.len - buf.cursor).max(0);
     // SAFETY: data[cursor..len] is the unread part of the message buffer.
@@ -64,7 +63,7 @@ fn hlculid_recv(mut internal: Internal) -> Hlculid {
             Hlculid(id)
         }
         Err(got) => UserError::new(
-            PgSqlErrorCode::ERRCODE_INVALID_BINARY_REPRESENTATION,
+            Condition::InvalidBinary,
             "invalid binary data for type hlculid",
         )
         .detail(format!("Expected 16 bytes, got {got}."))
@@ -88,7 +87,7 @@ fn hlculid_from_bytea(b: &[u8]) -> Hlculid {
     match binary::decode(b) {
         Ok(id) => Hlculid(id),
         Err(got) => UserError::new(
-            PgSqlErrorCode::ERRCODE_INVALID_TEXT_REPRESENTATION,
+            Condition::InvalidBinary,
             "invalid byte length for type hlculid",
         )
         .detail(format!("Expected 16 bytes, got {got}."))

@@ -2,6 +2,9 @@
 //! publishers. The pure logic lives in the `hlculid-core` crate; each module here adapts one
 //! part of it to PostgreSQL.
 
+// Every unsafe block says why it is sound (SAFETY notes); unsafe fns spell out their unsafe calls.
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
+
 mod comments;
 mod datum;
 mod errors;
@@ -10,6 +13,7 @@ mod generator;
 mod hwm_writer;
 mod io;
 mod ops;
+mod pg_c;
 mod settings;
 mod shmem;
 
@@ -22,6 +26,7 @@ pgrx::pg_module_magic!(name, version);
 /// shared clock and the high-water mark writer.
 #[pgrx::pg_guard]
 pub extern "C-unwind" fn _PG_init() {
+    // SAFETY: a flag PostgreSQL sets before loading preloaded libraries; read-only here.
     if unsafe { !pgrx::pg_sys::process_shared_preload_libraries_in_progress } {
         return;
     }

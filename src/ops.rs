@@ -3,22 +3,10 @@
 //! `uuid_hash`), BRIN minmax, and the `min`/`max` aggregates. Laid out like core's `uuid.c`.
 
 use crate::datum::Hlculid;
+use crate::pg_c::{hash_bytes, hash_bytes_extended, ssup_datum_unsigned_cmp};
 use core::ffi::c_int;
 use pgrx::prelude::*;
 use pgrx::Internal;
-
-unsafe extern "C-unwind" {
-    // Core symbols pgrx does not bind (common/hashfn.h), or binds only behind a Rust wrapper
-    // whose address differs: tuplesort picks its fast path by comparing the comparator pointer
-    // with the real `ssup_datum_unsigned_cmp`.
-    fn hash_bytes(k: *const u8, keylen: c_int) -> u32;
-    fn hash_bytes_extended(k: *const u8, keylen: c_int, seed: u64) -> u64;
-    fn ssup_datum_unsigned_cmp(
-        x: pg_sys::Datum,
-        y: pg_sys::Datum,
-        ssup: pg_sys::SortSupport,
-    ) -> c_int;
-}
 
 #[pg_operator(immutable, parallel_safe)]
 #[opname(=)]
@@ -100,6 +88,7 @@ fn hlculid_larger(a: Hlculid, b: Hlculid) -> Hlculid {
 /// 32-bit hash, equal to `uuid_hash` of the same bytes.
 #[pg_extern(immutable, parallel_safe, strict)]
 fn hlculid_hash(v: Hlculid) -> i32 {
+    // SAFETY: hash_bytes reads exactly keylen = 16 bytes from the id's own array.
     unsafe { hash_bytes(v.0 .0.as_ptr(), 16) as i32 }
 }
 
@@ -107,6 +96,7 @@ fn hlculid_hash(v: Hlculid) -> i32 {
 /// `uuid_hash_extended`; with seed 0 its low 32 bits equal `hlculid_hash`.
 #[pg_extern(immutable, parallel_safe, strict)]
 fn hlculid_hash_extended(v: Hlculid, seed: i64) -> i64 {
+    // SAFETY: as in hlculid_hash.
     unsafe { hash_bytes_extended(v.0 .0.as_ptr(), 16, seed as u64) as i64 }
 }
 
@@ -117,6 +107,7 @@ unsafe extern "C-unwind" fn hlculid_fastcmp(
     b: pg_sys::Datum,
     _: pg_sys::SortSupport,
 ) -> c_int {
+    // SAFETY: tuplesort passes datums of this opclass's type: pointers to 16-byte values.
     unsafe { Hlculid::read(a).cmp(&Hlculid::read(b)) as c_int }
 }
 
@@ -126,6 +117,7 @@ unsafe extern "C-unwind" fn hlculid_abbrev_convert(
     original: pg_sys::Datum,
     _: pg_sys::SortSupport,
 ) -> pg_sys::Datum {
+    // SAFETY: the original datum points to a 16-byte value; its first 8 bytes are read.
     let prefix = unsafe { original.cast_mut_ptr::<[u8; 8]>().read_unaligned() };
     pg_sys::Datum::from(u64::from_be_bytes(prefix))
 }
@@ -139,6 +131,7 @@ unsafe extern "C-unwind" fn hlculid_abbrev_abort(_: c_int, _: pg_sys::SortSuppor
 
 #[pg_extern(immutable, parallel_safe, strict)]
 fn hlculid_sortsupport(mut ssup: Internal) {
+    // SAFETY: btree calls support function 2 with its SortSupportData.
     let Some(ssup) = (unsafe { ssup.get_mut::<pg_sys::SortSupportData>() }) else {
         return;
     };
@@ -158,27 +151,19 @@ mod skip {
     use super::*;
     use hlculid_core::Id;
 
-    /// `utils/skipsupport.h`, which pgrx 0.18 does not bind.
-    #[repr(C)]
-    pub struct SkipSupportData {
-        pub low_elem: pg_sys::Datum,
-        pub high_elem: pg_sys::Datum,
-        pub decrement: Option<IncDec>,
-        pub increment: Option<IncDec>,
-    }
-    type IncDec = unsafe extern "C-unwind" fn(
-        rel: pg_sys::Relation,
-        existing: pg_sys::Datum,
-        overflow: *mut bool,
-    ) -> pg_sys::Datum;
+    use crate::pg_c::SkipSupportData;
 
+    /// # Safety
+    /// `existing` is a datum of this type and `overflow` a valid out-parameter, as btree passes.
     unsafe fn step(existing: pg_sys::Datum, overflow: *mut bool, up: bool) -> pg_sys::Datum {
+        // SAFETY: the caller passes a datum of this type.
         let v = unsafe { Hlculid::read(existing) }.0.to_u128();
         let next = if up {
             v.checked_add(1)
         } else {
             v.checked_sub(1)
         };
+        // SAFETY: the caller passes a valid out-parameter.
         unsafe { *overflow = next.is_none() };
         match next {
             Some(n) => Hlculid(Id::from_u128(n)).to_datum(),
@@ -186,24 +171,31 @@ mod skip {
         }
     }
 
+    // Called by btree directly; they allocate the new value, which can raise (out of memory),
+    // so they are guarded: an error comes back to PostgreSQL as an ERROR, never as an unwind.
+    #[pg_guard]
     unsafe extern "C-unwind" fn decrement(
-        _: pg_sys::Relation,
+        _rel: pg_sys::Relation,
         existing: pg_sys::Datum,
         underflow: *mut bool,
     ) -> pg_sys::Datum {
+        // SAFETY: btree passes a datum of this type and a valid out-parameter.
         unsafe { step(existing, underflow, false) }
     }
 
+    #[pg_guard]
     unsafe extern "C-unwind" fn increment(
-        _: pg_sys::Relation,
+        _rel: pg_sys::Relation,
         existing: pg_sys::Datum,
         overflow: *mut bool,
     ) -> pg_sys::Datum {
+        // SAFETY: as in decrement.
         unsafe { step(existing, overflow, true) }
     }
 
     #[pg_extern(immutable, parallel_safe, strict)]
     fn hlculid_skipsupport(mut sksup: Internal) {
+        // SAFETY: btree (18+) calls support function 6 with its SkipSupportData.
         let Some(s) = (unsafe { sksup.get_mut::<SkipSupportData>() }) else {
             return;
         };

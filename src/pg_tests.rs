@@ -116,4 +116,43 @@ mod tests {
     fn out_of_range_part_is_an_error() {
         Spi::run("SELECT hlculid_from_parts(now(), 70000, 0, 0)").unwrap();
     }
+
+    /// The README's error table is the code's list, row for row, and each row's SQLSTATE is the
+    /// one its condition raises.
+    #[pg_test]
+    fn readme_error_table_is_the_list_of_conditions() {
+        use crate::errors::CONDITIONS;
+        let readme = include_str!("../README.md");
+        let table = readme
+            .split("### Errors")
+            .nth(1)
+            .expect("README has an Errors section");
+        let rows: Vec<String> = table
+            .lines()
+            .skip_while(|l| !l.starts_with('|'))
+            .take_while(|l| l.starts_with('|'))
+            .skip(2)
+            .map(str::to_string)
+            .collect();
+        let expected: Vec<String> = CONDITIONS
+            .iter()
+            .map(|c| format!("| `{}` {} | {} |", c.sqlstate, c.name, c.when))
+            .collect();
+        assert_eq!(rows, expected);
+        for c in CONDITIONS {
+            let code = c.condition.code() as i32;
+            // PostgreSQL packs the five characters six bits each, first character lowest
+            let text: String = (0..5)
+                .map(|i| (((code >> (6 * i)) & 0x3F) as u8 + b'0') as char)
+                .collect();
+            assert_eq!(text, c.sqlstate, "{:?}", c.condition);
+        }
+    }
+
+    /// The Rust mirror of `SkipSupportData` has the layout tests/c_decls/decls.c pins the C
+    /// struct to (checked against the server's header by scripts/check-c-decls.sh).
+    #[pg_test]
+    fn skip_support_mirror_has_the_layout_of_the_c_struct() {
+        assert_eq!(crate::pg_c::skip_support_layout(), [32, 0, 8, 16, 24]);
+    }
 }

@@ -33,6 +33,7 @@ pub fn define() {
         GucContext::Sighup,
         GucFlags::UNIT_MS,
     );
+    // SAFETY: called while loading the library, with a static C string.
     unsafe { pg_sys::MarkGUCPrefixReserved(c"hlculid".as_ptr()) };
 }
 
@@ -56,6 +57,7 @@ impl PublisherSource {
 fn derived_publisher() -> u16 {
     static DERIVED: OnceLock<u16> = OnceLock::new();
     *DERIVED.get_or_init(|| {
+        // SAFETY: reads the control file's identifier, set before any backend runs SQL.
         let id = unsafe { pg_sys::GetSystemIdentifier() };
         ((id >> 48) ^ (id >> 32) ^ (id >> 16) ^ id) as u16
     })
@@ -78,6 +80,7 @@ pub fn publisher() -> (u16, PublisherSource) {
 /// on the backend's main thread like every SQL function).
 #[inline]
 pub fn publisher_fast() -> u16 {
+    // SAFETY: the setting's storage is only written by PostgreSQL's GUC code, on this thread.
     resolve(unsafe { *PUBLISHER_ID.as_ptr() }).0
 }
 

@@ -12,7 +12,7 @@
 //! until a superuser gives the clock a floor with `hlculid_clock_recover`: ids from an
 //! untrustworthy clock could sort before earlier ones, silently.
 
-use crate::errors::UserError;
+use crate::errors::{Condition, UserError};
 use hlculid_core::clock::SharedClock;
 use hlculid_core::persist;
 use pgrx::prelude::*;
@@ -22,8 +22,9 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// How far ahead of the wall clock (or of the logical clock, when that runs ahead) the
-/// persisted mark is kept. After a crash the clock may resume up to this much ahead.
+/// The writer keeps the persisted mark between half a window and one and a half windows ahead
+/// of the wall clock (or of the logical clock, when that runs ahead), so after a crash the clock
+/// may resume up to 1.5 windows ahead.
 pub const RESERVE_WINDOW_MS: u64 = 1000;
 
 #[repr(C)]
@@ -35,8 +36,10 @@ pub struct ClockShmem {
 // SAFETY: only atomics, no pointers; valid in any process that maps the segment.
 unsafe impl PGRXSharedMemory for ClockShmem {}
 
+// SAFETY: the name is unique to this extension's shared memory.
 static CLOCK: PgAtomic<ClockShmem> = unsafe { PgAtomic::new(c"hlculid_clock") };
 /// Serialises writes of the mark file (the value itself is unused).
+// SAFETY: the name is unique to this extension's LWLock tranche.
 static PERSIST_LOCK: PgLwLock<bool> = unsafe { PgLwLock::new(c"hlculid_persist") };
 /// Set in the postmaster while preloading; forked backends inherit it.
 static PRELOADED: AtomicBool = AtomicBool::new(false);
@@ -56,6 +59,7 @@ pub fn preloaded() -> bool {
 }
 
 fn data_dir() -> PathBuf {
+    // SAFETY: DataDir is a NUL-terminated path set at startup and never freed.
     unsafe {
         PathBuf::from(
             CStr::from_ptr(pg_sys::DataDir)
@@ -127,7 +131,7 @@ fn raise_damaged(damage: MarkDamage) -> ! {
         Err(e) => format!("now reads as: {e}"),
     };
     UserError::new(
-        PgSqlErrorCode::ERRCODE_DATA_CORRUPTED,
+        Condition::MarkDamaged,
         "hlculid's high-water mark is damaged, so no ids are issued",
     )
     .detail(format!(
@@ -144,7 +148,7 @@ fn raise_damaged(damage: MarkDamage) -> ! {
 pub fn clock() -> &'static SharedClock {
     if !preloaded() {
         UserError::new(
-            PgSqlErrorCode::ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            Condition::NotPreloaded,
             "hlculid must be loaded via \"shared_preload_libraries\" to generate ids",
         )
         .detail("The clock behind hlculid_generate() lives in shared memory, which only a preloaded library can allocate. The type, operators and extractors work without it.")
@@ -161,56 +165,83 @@ pub fn clock_preloaded() -> &'static SharedClock {
     &CLOCK.get().clock
 }
 
-/// The real-time clock in Unix milliseconds (read on every call, never `now()`).
+/// The real-time clock in Unix milliseconds (read on every call, never `now()`). A reading
+/// before the Unix epoch comes back as 0, which the clock refuses as an unset clock.
 #[inline]
 pub fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// The 22008 error of a wall clock an id cannot hold, with what it reads.
+pub fn raise_wall_clock_out_of_range() -> ! {
+    let reading = match SystemTime::now().duration_since(UNIX_EPOCH) {
+        Ok(d) if d.as_millis() == 0 => {
+            "the Unix epoch itself, which is what an unset clock reads".to_string()
+        }
+        Ok(d) => format!("{} s after the Unix epoch", d.as_secs()),
+        Err(e) => format!("{} s before the Unix epoch", e.duration().as_secs()),
+    };
+    UserError::new(
+        Condition::TimeOutOfRange,
+        "the system clock is outside hlculid's time range, so no ids are issued",
+    )
+    .detail(format!(
+        "The system clock reads {reading}. {}",
+        crate::extract::TS_RANGE_DETAIL
+    ))
+    .hint("Correct the system clock. The high-water mark was left as it was, so ids continue above every earlier one once the clock is back in range.")
+    .raise()
 }
 
 /// Persists a mark covering at least `needed` (plus a window) and publishes it to the clock.
-/// A backend calls this when the clock refuses to go past the current mark; the writer calls
-/// it ahead of time.
+/// A backend calls this when the clock refuses to go past the current mark, and raises 58030
+/// when the mark cannot be written: no id is issued until it can.
 pub fn reserve(needed: u64, now_ms: u64) {
-    let clock = clock();
-    if let Some(damage) = mark_damage() {
-        raise_damaged(damage);
-    }
-    let result = {
-        let _writing = PERSIST_LOCK.exclusive();
-        if clock.stats().reserved >= needed {
-            return; // another process got there first
-        }
-        let mark = clock.reservation_for(needed, now_ms, RESERVE_WINDOW_MS);
-        persist::store(&data_dir(), mark).map(|()| clock.set_reserved(mark))
-    };
-    if let Err(e) = result {
+    if let Err(e) = try_reserve(needed, now_ms) {
         raise_write_error(e);
     }
 }
 
+fn try_reserve(needed: u64, now_ms: u64) -> std::io::Result<()> {
+    let clock = clock();
+    if let Some(damage) = mark_damage() {
+        raise_damaged(damage);
+    }
+    let _writing = PERSIST_LOCK.exclusive();
+    if clock.stats().reserved >= needed {
+        return Ok(()); // another process got there first
+    }
+    let mark = clock.reservation_for(needed, now_ms, RESERVE_WINDOW_MS);
+    persist::store(&data_dir(), mark)?;
+    clock.set_reserved(mark);
+    Ok(())
+}
+
 fn raise_write_error(e: std::io::Error) -> ! {
     UserError::new(
-        PgSqlErrorCode::ERRCODE_IO_ERROR,
+        Condition::MarkWriteFailed,
         format!(
             "could not write hlculid high-water mark file \"{}\": {e}",
             persist::FILE_NAME
         ),
     )
     .detail("No id is issued until its high-water mark is on disk, so that ids stay increasing across restarts.")
+    .hint("Free space in the data directory, or make it writable again; generation resumes by itself.")
     .raise()
 }
 
-/// The writer's periodic step: persist a new mark if less than half a window is left.
-pub fn refresh() {
+/// The writer's periodic step: persist a new mark if less than half a window is left. A failed
+/// write is returned, not raised: the writer keeps trying, and backends raise it themselves.
+pub fn refresh() -> std::io::Result<()> {
     if mark_damage().is_some() {
-        return; // nothing is issued until a recovery, which writes the mark itself
+        return Ok(()); // nothing is issued until a recovery, which writes the mark itself
     }
     let now = now_ms();
-    if let Some(needed) = clock().refresh_due(now, RESERVE_WINDOW_MS) {
-        reserve(needed, now);
+    match clock().refresh_due(now, RESERVE_WINDOW_MS) {
+        Some(needed) => try_reserve(needed, now),
+        None => Ok(()),
     }
 }
 

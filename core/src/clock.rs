@@ -9,6 +9,7 @@
 //! mark already made durable on disk, so that after a restart the clock can resume above every
 //! value it ever issued. The caller owns the clock source and the disk; this module only decides.
 
+use crate::layout::MAX_MS;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Largest backward step of the wall clock, in ms, that passes without a warning.
@@ -19,12 +20,6 @@ pub const BACKWARD_STEP_THRESHOLD_MS: u64 = 10;
 pub fn send(l: u64, now_ms: u64) -> Option<u64> {
     let wall = now_ms.saturating_mul(1 << 16);
     Some(l.checked_add(1)?.max(wall))
-}
-
-/// The receive rule on plain values.
-#[inline]
-pub fn receive(l: u64, remote: u64) -> u64 {
-    l.max(remote)
 }
 
 /// Why a clock operation cannot complete now.
@@ -38,6 +33,10 @@ pub enum ClockError {
     Exhausted,
     /// An observed id lies `ahead_ms` ahead of the local wall clock, more than the allowed skew.
     TooFarAhead { ahead_ms: u64 },
+    /// The wall clock reads a time an id cannot hold: 0 (the Unix epoch, what an unset clock
+    /// reads; callers map readings before it to 0) or after [`MAX_MS`]. Nothing was changed: a
+    /// clock in year 10890 must not push the durable mark to the end of the range.
+    WallClockOutOfRange,
 }
 
 /// One generated value and what happened while making it.
@@ -61,8 +60,22 @@ pub struct Stats {
     pub observes: u64,
 }
 
-/// Beyond this the clock refuses to tick (year 10889): it keeps `fetch_add` far from wrapping.
+/// Beyond this the clock refuses to tick (year 10889). Nothing moves `logical` above it but the
+/// `fetch_add` of a tick that saw it below, so it exceeds this by at most the number of ticks in
+/// flight at once (one per process; PostgreSQL allows fewer than 2^18), far from wrapping.
 pub const EXHAUSTED: u64 = u64::MAX - (1 << 32);
+
+/// Whether a wall clock reading is one the clock accepts (see [`ClockError::WallClockOutOfRange`]).
+#[inline]
+pub fn wall_in_range(now_ms: u64) -> bool {
+    (1..=MAX_MS).contains(&now_ms)
+}
+
+/// The wall clock as a logical value, or `None` when it reads outside the id's range.
+#[inline]
+fn wall_value(now_ms: u64) -> Option<u64> {
+    wall_in_range(now_ms).then(|| (now_ms << 16).min(EXHAUSTED))
+}
 
 /// The clock shared by all backends of one server (it lives in shared memory, so it is
 /// `repr(C)` and made only of atomics). `logical` is written by every id; the padding keeps it
@@ -160,13 +173,18 @@ impl SharedClock {
     }
 
     fn tick_seen(&self, now_ms: u64, seen: u64) -> Result<Tick, ClockError> {
+        let wall = wall_value(now_ms).ok_or(ClockError::WallClockOutOfRange)?;
         let backward_step_ms = self.note_wall(now_ms, seen);
         let reserved = self.reserved.load(Ordering::Acquire);
         if reserved >= EXHAUSTED {
             return Err(ClockError::Exhausted);
         }
-        let wall = now_ms.saturating_mul(1 << 16);
         loop {
+            // Refused ticks (past the reservation) still add, so without this check a disk that
+            // never takes the mark could walk `logical` to the end of u64.
+            if self.logical.load(Ordering::Relaxed) >= EXHAUSTED {
+                return Err(ClockError::Exhausted);
+            }
             // Under load the clock is at or ahead of the wall clock and one add is the whole rule.
             let taken = self.logical.fetch_add(1, Ordering::AcqRel) + 1;
             let (value, overflowed) = if taken >= wall {
@@ -194,6 +212,10 @@ impl SharedClock {
     /// The receive rule: afterwards every value from [`tick`](Self::tick) is above `remote`.
     /// Refused, leaving the clock unchanged, when `remote` is more than `max_skew_ms` ahead.
     pub fn observe(&self, remote: u64, now_ms: u64, max_skew_ms: u64) -> Result<(), ClockError> {
+        if !wall_in_range(now_ms) {
+            return Err(ClockError::WallClockOutOfRange);
+        }
+        let remote = remote.min(EXHAUSTED);
         let remote_ms = remote >> 16;
         let ahead_ms = remote_ms.saturating_sub(now_ms);
         if ahead_ms > max_skew_ms {
@@ -212,7 +234,7 @@ impl SharedClock {
     pub fn reservation_for(&self, needed: u64, now_ms: u64, window_ms: u64) -> u64 {
         let base = needed
             .max(self.logical.load(Ordering::Acquire))
-            .max(now_ms.saturating_mul(1 << 16));
+            .max(wall_value(now_ms).unwrap_or(0));
         base.saturating_add(window_ms.saturating_mul(1 << 16))
             .min(EXHAUSTED)
     }
@@ -221,11 +243,12 @@ impl SharedClock {
     /// now, or `None` while more than half of `window_ms` remains ahead of both the wall clock
     /// and the logical clock. Refreshing this way keeps the durable mark between half a window
     /// and one and a half windows ahead, and writes it about once per window.
+    /// A wall clock outside the id's range asks for nothing.
     pub fn refresh_due(&self, now_ms: u64, window_ms: u64) -> Option<u64> {
         let base = self
             .logical
             .load(Ordering::Acquire)
-            .max(now_ms.saturating_mul(1 << 16));
+            .max(wall_value(now_ms)?);
         let low_water = base.saturating_add((window_ms / 2).saturating_mul(1 << 16));
         (self.reserved.load(Ordering::Acquire) < low_water).then_some(low_water)
     }
@@ -234,7 +257,8 @@ impl SharedClock {
     /// [`observe`](Self::observe) there is no skew bound and no reservation check: the caller
     /// has just made a mark above `floor` durable.
     pub fn raise_floor(&self, floor: u64) {
-        self.logical.fetch_max(floor, Ordering::AcqRel);
+        self.logical
+            .fetch_max(floor.min(EXHAUSTED), Ordering::AcqRel);
     }
 
     /// Publishes a high-water mark that is now durable. Never moves it down.

@@ -86,7 +86,39 @@ fn text_parser_accepts_only_valid_forms() {
             }
             Err(e) => {
                 rejected += 1;
-                assert!(!e.to_string().is_empty());
+                // the error describes this input: its length, or the first wrong character
+                // (put right, parsing gets past it)
+                match e {
+                    text::ParseError::Empty => assert!(input.is_empty()),
+                    text::ParseError::Length(n) => {
+                        assert_eq!(n, input.len());
+                        assert!(![35, 32, 36, 26].contains(&n));
+                    }
+                    text::ParseError::Character { at, .. }
+                    | text::ParseError::Separator { at, .. } => {
+                        let mut fixed = input.clone();
+                        fixed[at] = if matches!(e, text::ParseError::Separator { .. }) {
+                            b'-'
+                        } else {
+                            b'0'
+                        };
+                        match text::parse(&fixed) {
+                            Ok(_) | Err(text::ParseError::UlidOverflow) => {}
+                            Err(text::ParseError::Character { at: next, .. })
+                            | Err(text::ParseError::Separator { at: next, .. }) => {
+                                assert!(
+                                    next > at,
+                                    "{e:?} then {next} in {:?}",
+                                    String::from_utf8_lossy(&input)
+                                )
+                            }
+                            Err(other) => panic!("{e:?}, then {other:?}"),
+                        }
+                    }
+                    text::ParseError::UlidOverflow => {
+                        assert!(input.len() == 26 && !(b'0'..=b'7').contains(&input[0]))
+                    }
+                }
             }
         }
     }

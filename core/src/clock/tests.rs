@@ -173,7 +173,7 @@ fn tick_follows_the_send_rule() {
         x ^= x >> 7;
         x ^= x << 17;
         match x % 10 {
-            0 => now = now.saturating_sub(x % 50),
+            0 => now = now.saturating_sub(x % 50).max(1),
             1..=3 => now += x % 3,
             _ => {}
         }
@@ -448,4 +448,61 @@ proptest! {
         prop_assert!(n > l);
         prop_assert!(n >= now << 16);
     }
+}
+
+#[test]
+fn a_wall_clock_outside_the_range_is_refused_and_changes_nothing() {
+    let c = open_clock(0);
+    tick(&c, 5_000);
+    let before = c.stats();
+    for now in [0, MAX_MS + 1, 1 << 60, u64::MAX] {
+        assert_eq!(c.tick(now), Err(ClockError::WallClockOutOfRange));
+        assert_eq!(
+            c.observe(5_001 * MS, now, u64::MAX),
+            Err(ClockError::WallClockOutOfRange)
+        );
+        assert_eq!(c.refresh_due(now, 1000), None);
+        // a mark made while the clock reads nonsense covers the clock, not the reading
+        assert_eq!(c.reservation_for(0, now, 1000), before.logical + 1000 * MS);
+    }
+    assert_eq!(c.stats(), before);
+    // the last millisecond an id can hold is a reading like any other
+    assert!(c.tick(MAX_MS).is_err_and(
+        |e| e == ClockError::Exhausted || matches!(e, ClockError::NeedsReservation { .. })
+    ));
+}
+
+#[test]
+fn logical_never_passes_the_end_however_often_reservations_fail() {
+    // The disk never takes the mark: every tick is refused, and none may walk `logical` on.
+    let c = SharedClock::resume(EXHAUSTED - 3);
+    let mut refused = 0;
+    for _ in 0..100_000 {
+        match c.tick(1_000) {
+            Err(ClockError::NeedsReservation { .. }) => refused += 1,
+            Err(ClockError::Exhausted) => {}
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(refused, 3);
+    assert_eq!(c.stats().logical, EXHAUSTED);
+    // nor a floor or an observed id from the end of the range
+    let c = SharedClock::resume(0);
+    c.raise_floor(u64::MAX);
+    assert_eq!(c.stats().logical, EXHAUSTED);
+    assert_eq!(c.tick(1_000), Err(ClockError::Exhausted));
+}
+
+#[test]
+fn the_wall_clock_at_the_end_of_the_range_cannot_lift_the_clock_past_exhausted() {
+    let c = open_clock(0);
+    let needed = EXHAUSTED;
+    assert_eq!(c.tick(MAX_MS), Err(ClockError::NeedsReservation { needed }));
+    let mark = c.reservation_for(needed, MAX_MS, 1000);
+    assert_eq!(mark, EXHAUSTED);
+    c.set_reserved(mark);
+    for _ in 0..1000 {
+        assert_eq!(c.tick(MAX_MS), Err(ClockError::Exhausted));
+    }
+    assert_eq!(c.stats().logical, EXHAUSTED);
 }

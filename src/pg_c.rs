@@ -1,0 +1,64 @@
+//! The PostgreSQL C declarations pgrx 0.18 does not bind (or binds only behind a Rust wrapper
+//! whose address or error handling differ), in one place. Each names the header it mirrors; the
+//! signatures are the same on PostgreSQL 15-18. `SkipSupportData` exists from 18 on and its
+//! layout is checked against the server's own header by `scripts/check-c-decls.sh`.
+
+use core::ffi::{c_int, c_void};
+use pgrx::pg_sys;
+
+unsafe extern "C-unwind" {
+    /// `utils/elog.h`: sets the SQLSTATE of the error being built (bound by pgrx only privately;
+    /// used for soft errors, PostgreSQL 16+).
+    #[cfg(any(feature = "pg16", feature = "pg17", feature = "pg18"))]
+    pub fn errcode(sqlerrcode: c_int) -> c_int;
+
+    /// `utils/palloc.h`: the raw allocator. pgrx binds only a guarded wrapper; with
+    /// `MCXT_ALLOC_NO_OOM` this returns NULL instead of raising, which the generation fast path
+    /// needs.
+    #[link_name = "MemoryContextAllocExtended"]
+    pub fn alloc_no_raise(
+        context: pg_sys::MemoryContext,
+        size: pg_sys::Size,
+        flags: c_int,
+    ) -> *mut c_void;
+
+    /// `common/hashfn.h`.
+    pub fn hash_bytes(k: *const u8, keylen: c_int) -> u32;
+    /// `common/hashfn.h`.
+    pub fn hash_bytes_extended(k: *const u8, keylen: c_int, seed: u64) -> u64;
+
+    /// `utils/sortsupport.h`. pgrx binds it behind a wrapper, but tuplesort picks its fast path
+    /// by comparing the comparator pointer with the real function's address.
+    pub fn ssup_datum_unsigned_cmp(
+        x: pg_sys::Datum,
+        y: pg_sys::Datum,
+        ssup: pg_sys::SortSupport,
+    ) -> c_int;
+}
+
+/// `utils/skipsupport.h` (PostgreSQL 18+): `SkipSupportData`.
+#[repr(C)]
+pub struct SkipSupportData {
+    pub low_elem: pg_sys::Datum,
+    pub high_elem: pg_sys::Datum,
+    pub decrement: Option<SkipSupportIncDec>,
+    pub increment: Option<SkipSupportIncDec>,
+}
+
+/// `utils/skipsupport.h`: `SkipSupportIncDec`.
+pub type SkipSupportIncDec = unsafe extern "C-unwind" fn(
+    rel: pg_sys::Relation,
+    existing: pg_sys::Datum,
+    overflow: *mut bool,
+) -> pg_sys::Datum;
+
+/// Size and field offsets of [`SkipSupportData`], for the check against the C header.
+pub fn skip_support_layout() -> [usize; 5] {
+    [
+        core::mem::size_of::<SkipSupportData>(),
+        core::mem::offset_of!(SkipSupportData, low_elem),
+        core::mem::offset_of!(SkipSupportData, high_elem),
+        core::mem::offset_of!(SkipSupportData, decrement),
+        core::mem::offset_of!(SkipSupportData, increment),
+    ]
+}

@@ -1,0 +1,44 @@
+/*
+ * Compiled (never run) against each supported major's server headers by
+ * scripts/check-c-decls.sh: the C declarations hlculid makes by hand in src/pg_c.rs must match
+ * the server's. Each function pointer below has the type the Rust declaration spells; a
+ * mismatch is a compile error under -Werror. The struct's layout is pinned to the numbers
+ * that src/pg_tests.rs checks for the Rust mirror, so both sides agree.
+ */
+#include "postgres.h"
+
+#include <stddef.h>
+
+#include "common/hashfn.h"
+#include "utils/elog.h"
+#include "utils/palloc.h"
+#include "utils/sortsupport.h"
+
+/* errcode(c_int) -> c_int */
+int			(*const check_errcode) (int) = errcode;
+
+/* alloc_no_raise(MemoryContext, Size, c_int) -> *mut c_void */
+void	   *(*const check_alloc) (MemoryContext, Size, int) = MemoryContextAllocExtended;
+
+/* hash_bytes(*const u8, c_int) -> u32 */
+uint32		(*const check_hash_bytes) (const unsigned char *, int) = hash_bytes;
+
+/* hash_bytes_extended(*const u8, c_int, u64) -> u64 */
+uint64		(*const check_hash_bytes_extended) (const unsigned char *, int, uint64) = hash_bytes_extended;
+
+/* ssup_datum_unsigned_cmp(Datum, Datum, SortSupport) -> c_int */
+int			(*const check_ssup_cmp) (Datum, Datum, SortSupport) = ssup_datum_unsigned_cmp;
+
+#if PG_VERSION_NUM >= 180000
+#include "utils/skipsupport.h"
+
+/* SkipSupportIncDec(Relation, Datum, *mut bool) -> Datum */
+SkipSupportIncDec check_incdec = (Datum (*) (Relation, Datum, bool *)) NULL;
+
+/* SkipSupportData: [size, low_elem, high_elem, decrement, increment] = [32, 0, 8, 16, 24] */
+StaticAssertDecl(sizeof(SkipSupportData) == 32, "SkipSupportData size");
+StaticAssertDecl(offsetof(SkipSupportData, low_elem) == 0, "low_elem");
+StaticAssertDecl(offsetof(SkipSupportData, high_elem) == 8, "high_elem");
+StaticAssertDecl(offsetof(SkipSupportData, decrement) == 16, "decrement");
+StaticAssertDecl(offsetof(SkipSupportData, increment) == 24, "increment");
+#endif

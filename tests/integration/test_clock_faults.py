@@ -1,0 +1,143 @@
+"""Faults under the clock, injected for real: a data directory that fills up while ids are being
+generated, and a system clock outside the range an id can hold. In each, no id is issued that
+could sort before an earlier one, the error is the documented one, the server stays up, and
+generation resumes by itself once the fault is gone."""
+
+import errno
+import pwd
+import subprocess
+import time
+
+import psycopg
+import pytest
+
+MARK = "hlculid.hwm"
+
+
+def generate(c):
+    return c.one("SELECT hlculid_generate()::text")
+
+
+def fill(path):
+    """Writes `path` until the file system is full."""
+    with open(path, "wb", buffering=0) as f:
+        for size in (1 << 20, 4096, 1):
+            try:
+                while True:
+                    f.write(b"\0" * size)
+            except OSError as e:
+                assert e.errno == errno.ENOSPC
+    # the write above may have partly succeeded: make sure not even one page is left
+    with pytest.raises(OSError):
+        with open(path.parent / "probe", "wb") as f:
+            f.write(b"x")
+
+
+def writer_pid(c):
+    out = subprocess.run(["pgrep", "-P", str(c.postmaster_pid()), "-f", "hlculid high-water mark writer"],
+                         capture_output=True, text=True).stdout.split()
+    assert len(out) == 1, out
+    return int(out[0])
+
+
+def test_full_data_directory_stops_ids_with_58030_and_they_resume_by_themselves(make_cluster):
+    c = make_cluster("diskfull", conf=["hlculid.publisher_id = 5"])
+    # the data directory on its own small tmpfs, so that filling it touches nothing else
+    initdb = c.dir / "data.initdb"
+    c.data.rename(initdb)
+    c.data.mkdir()
+    pw = pwd.getpwnam("postgres")
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size=160m,mode=0700,uid={pw.pw_uid},gid={pw.pw_gid}",
+                    "tmpfs", str(c.data)], check=True)
+    try:
+        subprocess.run(["cp", "-a", f"{initdb}/.", str(c.data)], check=True)
+        c.start()
+        c.sql("CREATE EXTENSION hlculid")
+        issued = [generate(c) for _ in range(100)]
+        writer = writer_pid(c)
+
+        fill(c.data / "filler")
+        # the mark in force runs out within 1.5 windows (1.5 s); then every id is refused
+        deadline = time.time() + 10
+        while True:
+            assert time.time() < deadline, "ids were still issued 10 s after the disk filled"
+            try:
+                issued.append(generate(c))
+            except psycopg.errors.IoError as e:
+                diag = e.diag
+                break
+            time.sleep(0.01)
+        assert diag.message_primary == f'could not write hlculid high-water mark file "{MARK}": No space left on device (os error 28)'
+        assert "No id is issued until its high-water mark is on disk" in diag.message_detail
+        assert "generation resumes by itself" in diag.message_hint
+        refused_until = time.time() + 1.5
+        while time.time() < refused_until:
+            with pytest.raises(psycopg.errors.IoError):
+                generate(c)
+            time.sleep(0.05)
+        # the server and its writer stay up; the writer says so once, not once per try
+        assert c.one("SELECT 1") == 1
+        assert writer_pid(c) == writer
+        assert c.log().count("hlculid: could not write the high-water mark file") == 1
+        assert "exited with exit code" not in c.log()
+
+        (c.data / "filler").unlink()
+        deadline = time.time() + 10
+        while True:
+            assert time.time() < deadline, "generation did not resume 10 s after space was freed"
+            try:
+                first = generate(c)
+                break
+            except psycopg.errors.IoError:
+                time.sleep(0.05)
+        assert first > max(issued)
+        assert issued == sorted(issued) and len(set(issued)) == len(issued)
+        time.sleep(0.5)
+        assert "hlculid: the high-water mark file can be written again" in c.log()
+        # and the mark written after the outage holds across a restart
+        c.stop()
+        c.start()
+        assert generate(c) > first
+    finally:
+        c.stop("immediate")
+        subprocess.run(["umount", str(c.data)], check=True)
+
+
+# libfaketime offsets, in seconds from the real time: 290e9 s is past 10889-08-02 (2^48 ms after
+# 1970), the last millisecond an id can hold; -1.8e9 s is back in 1969; the absolute time freezes
+# the clock at the Unix epoch, which is what an unset clock reads.
+OUTSIDE = {"after 10889": ("+290000000000", "s after the Unix epoch"),
+           "before 1970": ("-1800000000", "s before the Unix epoch"),
+           "at the epoch": ("1970-01-01 00:00:00", "the Unix epoch itself")}
+
+
+@pytest.mark.parametrize("case", OUTSIDE)
+def test_a_system_clock_outside_the_id_range_issues_nothing_and_moves_nothing(make_cluster, case):
+    spec, reads = OUTSIDE[case]
+    c = make_cluster("timeedge", faketime=True, conf=["hlculid.publisher_id = 6"]).start()
+    c.sql("CREATE EXTENSION hlculid")
+    issued = [generate(c) for _ in range(100)]
+    mark = c.one("SELECT high_water_mark FROM hlculid_clock()")
+
+    c.set_clock(spec)
+    for query, params in [("SELECT hlculid_generate()", None),
+                          ("SELECT hlculid_observe(%s::hlculid)", (issued[-1],))]:
+        with pytest.raises(psycopg.errors.DatetimeFieldOverflow) as e:
+            c.sql(query, params)
+        diag = e.value.diag
+        assert diag.message_primary == "the system clock is outside hlculid's time range, so no ids are issued"
+        assert reads in diag.message_detail
+        assert "10889-08-02" in diag.message_detail
+        assert "Correct the system clock" in diag.message_hint
+    time.sleep(1)  # ten rounds of the mark writer: it must not move the mark to the reading
+    wall, drift, mark_now = c.sql("SELECT wall_time, drift_ms, high_water_mark FROM hlculid_clock()")[0]
+    assert (wall, drift) == (None, None)
+    assert mark_now == mark
+    assert c.one("SELECT 1") == 1
+
+    c.set_clock("+0")
+    after = generate(c)
+    assert after > max(issued)
+    # the clock was left where it was: the new id carries today's time, not the bad reading's
+    assert c.one("SELECT abs(extract(epoch FROM hlculid_ts(%s::hlculid) - now())) < 60", (after,))
+    assert "went backwards" not in c.log()
