@@ -1,0 +1,123 @@
+"""What an unprivileged role can and cannot do (README, "Security"): observe is bounded by
+hlculid.max_clock_skew however often it is called, and can be revoked; recovery is for
+superusers; and the extension's scripts run none of the look-alike functions or operators that a
+role with CREATE on the target schema planted there first."""
+
+import psycopg
+import pytest
+
+SKEW_MS = 2000
+
+# Look-alikes of everything the install and upgrade scripts call or might resolve by name, each
+# recording that it ran. They are SECURITY INVOKER: if a script called one, it would run as the
+# superuser who creates the extension.
+LOOKALIKES = """
+CREATE TABLE app.ran (what text);
+GRANT INSERT ON app.ran TO PUBLIC;
+CREATE FUNCTION app.current_setting(text) RETURNS text LANGUAGE sql
+    AS $$ INSERT INTO app.ran VALUES ('current_setting(text)') RETURNING '999999' $$;
+CREATE FUNCTION app.current_setting(varchar) RETURNS text LANGUAGE sql
+    AS $$ INSERT INTO app.ran VALUES ('current_setting(varchar)') RETURNING '999999' $$;
+CREATE FUNCTION app.btequalimage(oid) RETURNS boolean LANGUAGE sql
+    AS $$ INSERT INTO app.ran VALUES ('btequalimage') RETURNING true $$;
+CREATE FUNCTION app.hlculid_ts(anyelement) RETURNS timestamptz LANGUAGE sql
+    AS $$ INSERT INTO app.ran VALUES ('hlculid_ts') RETURNING now() $$;
+CREATE FUNCTION app.hlculid_counter(anyelement) RETURNS int LANGUAGE sql
+    AS $$ INSERT INTO app.ran VALUES ('hlculid_counter') RETURNING 0 $$;
+CREATE FUNCTION app.hlculid_publisher(anyelement) RETURNS int LANGUAGE sql
+    AS $$ INSERT INTO app.ran VALUES ('hlculid_publisher') RETURNING 0 $$;
+CREATE FUNCTION app.hlculid_random(anyelement) RETURNS bigint LANGUAGE sql
+    AS $$ INSERT INTO app.ran VALUES ('hlculid_random') RETURNING 0::bigint $$;
+CREATE FUNCTION app.name_eq_text(name, text) RETURNS boolean LANGUAGE sql
+    AS $$ INSERT INTO app.ran VALUES ('= (name, text)') RETURNING true $$;
+CREATE OPERATOR app.= (LEFTARG = name, RIGHTARG = text, FUNCTION = app.name_eq_text);
+CREATE FUNCTION app.int_ge(int, int) RETURNS boolean LANGUAGE sql
+    AS $$ INSERT INTO app.ran VALUES ('>= (int, int)') RETURNING true $$;
+CREATE OPERATOR app.>= (LEFTARG = int, RIGHTARG = int, FUNCTION = app.int_ge);
+CREATE TABLE app.pg_amproc (amprocnum int);
+"""
+
+
+def use_extension(c):
+    """Everything a user does with the extension, with the hostile schema first in the path."""
+    c.sql("""
+        SET search_path = app, public;
+        CREATE TABLE public.ev (id app.hlculid PRIMARY KEY DEFAULT app.hlculid_generate(), n int);
+        CREATE INDEX ON public.ev USING hash (id);
+        CREATE INDEX ON public.ev USING brin (id);
+        INSERT INTO public.ev (n) SELECT generate_series(1, 1000);
+        SELECT app.hlculid_decode(id), id::text::app.hlculid, id::uuid, id::bytea, id::timestamptz
+          FROM public.ev ORDER BY ev.id LIMIT 10;
+        SELECT count(*) FROM public.ev WHERE id >= app.hlculid_min(now() - interval '1 hour');
+    """)
+
+
+def hostile_schema(c):
+    c.sql("CREATE ROLE mallory LOGIN")
+    c.sql("CREATE SCHEMA app")
+    c.sql("GRANT CREATE, USAGE ON SCHEMA app TO mallory")
+    c.sql(LOOKALIKES, user="mallory")
+
+
+def test_install_in_a_schema_with_planted_lookalikes_runs_none_of_them(make_cluster):
+    c = make_cluster("hostile-install", conf=["hlculid.publisher_id = 8"]).start()
+    hostile_schema(c)
+    c.sql("SET search_path = app, public; CREATE EXTENSION hlculid SCHEMA app")
+    use_extension(c)
+    assert c.sql("SELECT what FROM app.ran") == []
+    # the planted operator and functions are really there and callable, so the check can fail
+    assert c.one("SELECT 'x'::name OPERATOR(app.=) 'y'::text")
+    assert c.sql("SELECT what FROM app.ran") == [("= (name, text)",)]
+
+
+def test_upgrade_in_a_schema_with_planted_lookalikes_runs_none_of_them(make_cluster):
+    c = make_cluster("hostile-upgrade", conf=["hlculid.publisher_id = 8"]).start()
+    hostile_schema(c)
+    c.sql("CREATE EXTENSION hlculid SCHEMA app VERSION '0.1.1'")
+    c.sql("SET search_path = app, public; ALTER EXTENSION hlculid UPDATE")
+    assert c.one("SELECT extversion FROM pg_extension WHERE extname = 'hlculid'") != "0.1.1"
+    use_extension(c)
+    assert c.sql("SELECT what FROM app.ran") == []
+
+
+def test_an_ordinary_role_cannot_push_the_clock_beyond_the_skew_bound(make_cluster):
+    c = make_cluster("observe-bound", conf=["hlculid.publisher_id = 9", f"hlculid.max_clock_skew = {SKEW_MS}"]).start()
+    c.sql("CREATE EXTENSION hlculid")
+    c.sql("CREATE ROLE ordinary LOGIN")
+    accepted = refused = 0
+    worst = 0
+    with c.connect(user="ordinary") as conn:
+        for i in range(300):
+            # each call asks for just under, or just over, the bound ahead of where the clock is
+            # now (not of the wall clock), trying to ratchet it further every time
+            ahead = SKEW_MS - 5 if i % 2 == 0 else SKEW_MS + 50
+            try:
+                conn.execute(f"""SELECT hlculid_observe(hlculid_max(logical_time + interval '{ahead} ms'))
+                                 FROM hlculid_clock()""")
+                accepted += 1
+            except psycopg.errors.InvalidParameterValue:
+                refused += 1
+            worst = max(worst, conn.execute("SELECT drift_ms FROM hlculid_clock()").fetchone()[0])
+            conn.execute("SELECT hlculid_generate()")
+    assert accepted > 0 and refused >= 150
+    # one id may carry the clock a millisecond on from the observed one
+    assert worst <= SKEW_MS + 1
+
+
+def test_observe_can_be_revoked_and_granted_and_recovery_is_for_superusers(make_cluster):
+    c = make_cluster("observe-grant", conf=["hlculid.publisher_id = 9"]).start()
+    c.sql("CREATE EXTENSION hlculid")
+    c.sql("CREATE ROLE ordinary LOGIN")
+    c.sql("CREATE ROLE consumer LOGIN")
+    # the README's recipe
+    c.sql("REVOKE EXECUTE ON FUNCTION hlculid_observe(hlculid) FROM PUBLIC")
+    c.sql("GRANT EXECUTE ON FUNCTION hlculid_observe(hlculid) TO consumer")
+    observe = "SELECT hlculid_observe(hlculid_generate())"
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        c.sql(observe, user="ordinary")
+    c.sql(observe, user="consumer")
+    # generating stays open to every role
+    assert c.sql("SELECT hlculid_generate() IS NOT NULL", user="ordinary") == [(True,)]
+    for user in ("ordinary", "consumer"):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            c.sql("SELECT hlculid_clock_recover(NULL)", user=user)
