@@ -43,8 +43,6 @@ pub enum ClockError {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Tick {
     pub logical: u64,
-    /// The counter was full, so the value carried into the next millisecond ahead of the wall clock.
-    pub overflowed: bool,
     /// The wall clock went back this many ms since the last reading (reported once per step).
     pub backward_step_ms: Option<u64>,
 }
@@ -91,12 +89,6 @@ pub struct SharedClock {
     backward_jumps: AtomicU64,
     overflows: AtomicU64,
     observes: AtomicU64,
-}
-
-impl Default for SharedClock {
-    fn default() -> Self {
-        SharedClock::resume(0)
-    }
 }
 
 impl SharedClock {
@@ -203,7 +195,6 @@ impl SharedClock {
             }
             return Ok(Tick {
                 logical: value,
-                overflowed,
                 backward_step_ms,
             });
         }
