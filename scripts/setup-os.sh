@@ -9,7 +9,8 @@ pkgs=(
   sudo                                                            # cargo pgrx test --runas
   faketime                                                        # clock-step tests
   patchelf                                                        # fixes the library path of the PyPI PostgreSQL builds
-  python3 python3-venv python3-pip                                # PostgreSQL 18 wheel
+  python3 python3-venv python3-pip                                # PostgreSQL 16-18 wheels, tests
+  nodejs                                                          # the Node.js client recipe
   ca-certificates curl git make
 )
 
@@ -30,4 +31,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else
   echo "setup-os: all Debian packages present"
+fi
+# Debian ships npm apart from nodejs (NodeSource's nodejs includes it).
+if ! command -v npm >/dev/null; then
+  echo "setup-os: installing npm"
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm
 fi

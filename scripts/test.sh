@@ -39,11 +39,11 @@ step() { # step NAME COMMAND...
 }
 
 step "fmt" cargo fmt --all --check
-step "clippy core" cargo clippy -p hlculid-core --all-targets -- -D warnings
+step "clippy core" cargo clippy -p hlculid-core --all-targets --all-features -- -D warnings
 for major in $majors; do
   step "clippy pg$major" cargo clippy --all-targets --no-default-features --features "pg$major pg_test" -- -D warnings
 done
-step "core unit and property tests" cargo test -p hlculid-core
+step "core unit and property tests" cargo test -p hlculid-core --all-features
 step "schema snapshot" scripts/schema-check.sh
 step "C declarations against each major's headers" scripts/check-c-decls.sh $majors
 for major in $majors; do
@@ -55,6 +55,7 @@ for major in $majors; do
   step "install pg$major from its package" scripts/package-test.sh install "$major"
   step "pg_regress pg$major" scripts/regress.sh "$major"
   step "integration pg$major" scripts/integration.sh "$major"
+  step "clients pg$major" scripts/clients.sh "$major"
   step "remove and reinstall pg$major package" scripts/package-test.sh reinstall "$major"
 done
 # The benchmark suite at small sizes, so it never rots (release builds are installed by now).

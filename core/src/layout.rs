@@ -141,6 +141,63 @@ impl Id {
     }
 }
 
+impl Id {
+    /// The 26-character Crockford base32 ULID of the same 128 bits.
+    pub fn to_ulid(self) -> String {
+        crate::text::ulid_string(self)
+    }
+
+    /// The 8-4-4-4-12 uuid form of the same 128 bits (what a `uuid` column shows).
+    pub fn to_uuid_string(self) -> String {
+        crate::text::uuid_string(self)
+    }
+
+    /// The id of the same 16 bytes, as stored in a `uuid` column or sent by drivers.
+    #[inline]
+    pub fn from_bytes(bytes: [u8; 16]) -> Id {
+        Id(bytes)
+    }
+
+    #[inline]
+    pub fn to_bytes(self) -> [u8; 16] {
+        self.0
+    }
+}
+
+impl std::str::FromStr for Id {
+    type Err = crate::text::ParseError;
+
+    /// Every text form the server accepts: canonical 12-4-4-12 hex, 32 hex digits, the
+    /// 8-4-4-4-12 uuid form, or a 26-character ULID; any case.
+    fn from_str(s: &str) -> Result<Id, Self::Err> {
+        crate::text::parse(s.as_bytes())
+    }
+}
+
+impl From<[u8; 16]> for Id {
+    fn from(bytes: [u8; 16]) -> Id {
+        Id(bytes)
+    }
+}
+
+impl From<Id> for [u8; 16] {
+    fn from(id: Id) -> [u8; 16] {
+        id.0
+    }
+}
+
+impl From<u128> for Id {
+    fn from(v: u128) -> Id {
+        Id::from_u128(v)
+    }
+}
+
+impl From<Id> for u128 {
+    fn from(id: Id) -> u128 {
+        id.to_u128()
+    }
+}
+
 impl fmt::Debug for Id {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&crate::text::canonical_string(*self))

@@ -1,12 +1,39 @@
-//! The pure-Rust core of hlculid: no PostgreSQL in here, so all of it is tested with plain
-//! `cargo test`. The extension crate wraps these pieces for SQL.
+//! HLC-ULID ids: 128 bits, `[48-bit Unix ms][16-bit hybrid logical clock counter][16-bit
+//! publisher][48 random bits]`, big-endian, so that byte order, numeric order and event order
+//! are one order. This crate is the pure core of the hlculid PostgreSQL extension, and the
+//! client library for applications that make or read ids themselves: the server and the
+//! applications share this code, so they cannot drift apart.
+//!
+//! - [`Id`]: parse every text form ([`FromStr`](std::str::FromStr)), print the canonical one
+//!   ([`Display`](std::fmt::Display)), read fields, build from fields, order, per-ms bounds.
+//! - [`Generator`]: a thread-safe hybrid logical clock for one publisher, the server's
+//!   algorithm, with an optional durable high-water mark.
+//! - Feature `serde`: [`Id`] as the canonical string (JSON) or 16 bytes (binary formats).
+//! - Feature `postgres`: [`Id`] as a `tokio-postgres`/`postgres` parameter and column, binary,
+//!   for `hlculid` and `uuid` columns.
+//!
+//! ```
+//! use hlculid_core::{Generator, Id};
+//!
+//! let ids = Generator::new(10);
+//! let id = ids.generate().unwrap();
+//! let text = id.to_string(); // 12-4-4-12 hex, as the server prints it
+//! assert_eq!(text.parse::<Id>().unwrap(), id);
+//! assert_eq!(id.publisher(), 10);
+//! ```
 
 pub mod binary;
 pub mod clock;
+pub mod generator;
 pub mod layout;
 pub mod persist;
+#[cfg(feature = "postgres")]
+mod postgres;
 pub mod random;
+#[cfg(feature = "serde")]
+mod serde_impl;
 pub mod text;
 pub mod time;
 
+pub use generator::{Builder, Error, Generator};
 pub use layout::{Field, Id, Parts};

@@ -1,23 +1,26 @@
-//! Random bits for ids: a ChaCha20 stream seeded from the operating system. ChaCha produces
-//! its output a block at a time, so an id costs a few nanoseconds, not a system call.
-//! The caller keeps one per process and makes a new one after fork, so no two processes
-//! ever share a stream.
+//! Random bits for ids: a cryptographically secure stream (the `rand` crate's `StdRng`, ChaCha)
+//! seeded from the operating system. It produces its output a block at a time, so an id costs
+//! a few nanoseconds, not a system call. The caller keeps one per process (per thread in an
+//! application) and makes a new one after fork, so no two processes ever share a stream.
 
 use crate::layout::MAX_RANDOM;
-use rand_chacha::ChaCha20Rng;
-use rand_core::{OsError, RngCore, SeedableRng, TryRngCore};
+use rand::rngs::{OsRng, StdRng};
+use rand::{RngCore, SeedableRng, TryRngCore};
+
+/// The operating system refused random bytes.
+pub type OsError = rand::rand_core::OsError;
 
 pub struct RandomSource {
-    rng: ChaCha20Rng,
+    rng: StdRng,
 }
 
 impl RandomSource {
     /// A new stream seeded from the operating system's random source.
     pub fn from_os() -> Result<RandomSource, OsError> {
-        let mut seed = [0u8; 32];
-        rand_core::OsRng.try_fill_bytes(&mut seed)?;
+        let mut seed = <StdRng as SeedableRng>::Seed::default();
+        OsRng.try_fill_bytes(&mut seed)?;
         Ok(RandomSource {
-            rng: ChaCha20Rng::from_seed(seed),
+            rng: StdRng::from_seed(seed),
         })
     }
 

@@ -5,8 +5,8 @@
 
 use hlculid_core::text::{self, ulid_string};
 use hlculid_core::{binary, Id};
-use rand_chacha::ChaCha8Rng;
-use rand_core::{RngCore, SeedableRng};
+use rand::rngs::StdRng;
+use rand::{RngCore, SeedableRng};
 
 fn cases() -> u64 {
     std::env::var("HLCULID_FUZZ_CASES")
@@ -28,7 +28,7 @@ fn forms(id: Id) -> [String; 4] {
 const ALPHABET: &[u8] =
     b"0123456789abcdefABCDEFghijklmnopqrstuvwxyzGHIJKLMNOPQRSTUVWXYZ-_ {}\x00\xff\xc3\xa9";
 
-fn mutate(rng: &mut ChaCha8Rng, mut s: Vec<u8>) -> Vec<u8> {
+fn mutate(rng: &mut StdRng, mut s: Vec<u8>) -> Vec<u8> {
     let edits = 1 + rng.next_u32() % 3;
     for _ in 0..edits {
         let r = rng.next_u32() as usize;
@@ -58,7 +58,7 @@ fn mutate(rng: &mut ChaCha8Rng, mut s: Vec<u8>) -> Vec<u8> {
 
 #[test]
 fn text_parser_accepts_only_valid_forms() {
-    let mut rng = ChaCha8Rng::seed_from_u64(0x4C5C_0001);
+    let mut rng = StdRng::seed_from_u64(0x4C5C_0001);
     let (mut accepted, mut rejected) = (0u64, 0u64);
     for i in 0..cases() {
         let input: Vec<u8> = if i % 8 == 0 {
@@ -131,7 +131,7 @@ fn text_parser_accepts_only_valid_forms() {
 
 #[test]
 fn binary_decoder_accepts_exactly_16_bytes() {
-    let mut rng = ChaCha8Rng::seed_from_u64(0x4C5C_0002);
+    let mut rng = StdRng::seed_from_u64(0x4C5C_0002);
     for _ in 0..cases() {
         let len = match rng.next_u32() % 4 {
             0 => 16,

@@ -1,0 +1,269 @@
+//! Ids made in an application, exactly as the server makes them: the same [`SharedClock`] (one
+//! atomic step per id, the same rules for backward steps and counter carry), the same layout,
+//! and optionally the same durable high-water mark file, so that a publisher process restarting
+//! with its clock stepped back still issues increasing ids.
+//!
+//! ```
+//! use hlculid_core::Generator;
+//!
+//! let ids = Generator::new(7); // publisher id 7
+//! let a = ids.generate().unwrap();
+//! let b = ids.generate().unwrap();
+//! assert!(b > a);
+//! assert_eq!(b.publisher(), 7);
+//! ```
+
+use crate::clock::{ClockError, SharedClock, Stats, EXHAUSTED};
+use crate::layout::Id;
+use crate::persist;
+use crate::random::RandomSource;
+use std::cell::RefCell;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The server's default: how far ahead of the local clock an observed id may be.
+pub const DEFAULT_MAX_SKEW: Duration = Duration::from_millis(500);
+/// The server's window: the durable mark is kept this far ahead of the clock.
+pub const DEFAULT_MARK_WINDOW: Duration = Duration::from_millis(1000);
+
+/// Why an id could not be made, or an observed id was refused.
+#[derive(Debug)]
+pub enum Error {
+    /// The system clock reads the Unix epoch itself, a time before it, or a time after
+    /// 10889-08-02: no id is made and nothing changes.
+    WallClockOutOfRange,
+    /// The clock reached the end of the 48-bit millisecond range.
+    Exhausted,
+    /// The observed id is this many ms ahead of the local clock, more than the allowed skew;
+    /// the clock was left unchanged.
+    TooFarAhead { ahead_ms: u64 },
+    /// The high-water mark file could not be written: no id is made until it can be.
+    MarkWrite(std::io::Error),
+    /// The high-water mark file exists but cannot be read or is not a mark; opening refuses,
+    /// since ids from a clock without its floor could sort before earlier ones. Open with
+    /// [`Builder::floor`] (the largest id known to have been issued) to recover.
+    MarkDamaged(persist::LoadError),
+    /// The operating system gave no random bytes.
+    Random(String),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::WallClockOutOfRange => {
+                write!(f, "the system clock is outside hlculid's time range")
+            }
+            Error::Exhausted => write!(f, "the hlculid clock is exhausted"),
+            Error::TooFarAhead { ahead_ms } => {
+                write!(f, "the id is {ahead_ms} ms ahead of the local clock")
+            }
+            Error::MarkWrite(e) => write!(f, "could not write the high-water mark file: {e}"),
+            Error::MarkDamaged(e) => write!(f, "the high-water mark file is damaged: {e}"),
+            Error::Random(e) => write!(f, "no random bytes from the operating system: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// A thread-safe hybrid logical clock for one publisher. Share it (`Arc<Generator>` or a
+/// `static`) across the threads of a process: every id it returns is greater than every id it
+/// returned before, from any thread.
+pub struct Generator {
+    clock: SharedClock,
+    publisher: u16,
+    max_skew_ms: u64,
+    mark: Option<Mark>,
+}
+
+/// The durable high-water mark: its directory, the window kept ahead, and a lock for writes.
+struct Mark {
+    dir: PathBuf,
+    window_ms: u64,
+    writing: Mutex<()>,
+}
+
+/// Options for a [`Generator`]: see [`Generator::builder`].
+pub struct Builder {
+    publisher: u16,
+    max_skew: Duration,
+    mark: Option<(PathBuf, Duration)>,
+    floor: Option<Id>,
+}
+
+impl Builder {
+    /// How far ahead of the local clock an id passed to [`Generator::observe`] may be
+    /// (default 500 ms, like the server's `hlculid.max_clock_skew`).
+    pub fn max_skew(mut self, skew: Duration) -> Builder {
+        self.max_skew = skew;
+        self
+    }
+
+    /// Keep a durable high-water mark in `dir` (file `hlculid.hwm`, the server's format): the
+    /// clock never issues a value above the mark on disk, and a new generator on the same
+    /// directory resumes above it. Costs one small fsync'd write per window (default 1 s) of
+    /// generation. One process per directory.
+    pub fn persist(mut self, dir: impl AsRef<Path>) -> Builder {
+        self.mark = Some((dir.as_ref().to_path_buf(), DEFAULT_MARK_WINDOW));
+        self
+    }
+
+    /// The window the durable mark is kept ahead (with [`persist`](Self::persist)).
+    pub fn mark_window(mut self, window: Duration) -> Builder {
+        if let Some((_, w)) = &mut self.mark {
+            *w = window;
+        }
+        self
+    }
+
+    /// Every id the generator makes sorts after `floor` (no skew bound). With
+    /// [`persist`](Self::persist), this also recovers from a damaged mark file: pass the largest
+    /// id known to have been issued.
+    pub fn floor(mut self, floor: Id) -> Builder {
+        self.floor = Some(floor);
+        self
+    }
+
+    pub fn build(self) -> Result<Generator, Error> {
+        let persisted = match &self.mark {
+            None => 0,
+            Some((dir, _)) => match (persist::load(dir), self.floor) {
+                (Ok(mark), _) => mark.unwrap_or(0),
+                (Err(_), Some(_)) => 0, // recovering: the floor replaces the damaged mark
+                (Err(e), None) => return Err(Error::MarkDamaged(e)),
+            },
+        };
+        let clock = SharedClock::resume(persisted);
+        if let Some(floor) = self.floor {
+            clock.raise_floor(floor.logical());
+        }
+        let mark = match self.mark {
+            None => {
+                // nothing to persist: every value is reserved
+                clock.set_reserved(EXHAUSTED - 1);
+                None
+            }
+            Some((dir, window)) => Some(Mark {
+                dir,
+                window_ms: window.as_millis().min(u64::MAX as u128) as u64,
+                writing: Mutex::new(()),
+            }),
+        };
+        Ok(Generator {
+            clock,
+            publisher: self.publisher,
+            max_skew_ms: self.max_skew.as_millis().min(u64::MAX as u128) as u64,
+            mark,
+        })
+    }
+}
+
+thread_local! {
+    /// Each thread's random stream, with the process it was seeded in: a forked child seeds
+    /// its own, so parent and child never share a stream.
+    static RANDOM: RefCell<Option<(u32, RandomSource)>> = const { RefCell::new(None) };
+}
+
+fn random48() -> Result<u64, Error> {
+    RANDOM.with(|slot| {
+        let mut slot = slot.borrow_mut();
+        let pid = std::process::id();
+        match &mut *slot {
+            Some((p, r)) if *p == pid => Ok(r.next48()),
+            _ => {
+                let mut r = RandomSource::from_os().map_err(|e| Error::Random(e.to_string()))?;
+                let v = r.next48();
+                *slot = Some((pid, r));
+                Ok(v)
+            }
+        }
+    })
+}
+
+/// The system clock in Unix ms; 0 before the epoch, which the clock refuses.
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+impl Generator {
+    /// An in-memory generator for `publisher` with the default skew bound. Its ids increase
+    /// for as long as the process runs; use [`builder`](Self::builder) with
+    /// [`persist`](Builder::persist) for ids that keep increasing across restarts.
+    pub fn new(publisher: u16) -> Generator {
+        Generator::builder(publisher)
+            .build()
+            .expect("an in-memory generator has no file to fail on")
+    }
+
+    pub fn builder(publisher: u16) -> Builder {
+        Builder {
+            publisher,
+            max_skew: DEFAULT_MAX_SKEW,
+            mark: None,
+            floor: None,
+        }
+    }
+
+    pub fn publisher(&self) -> u16 {
+        self.publisher
+    }
+
+    /// The next id: greater than every id this generator returned before.
+    pub fn generate(&self) -> Result<Id, Error> {
+        let (mut now, mut result) = self.clock.tick_reading(now_ms);
+        loop {
+            match result {
+                Ok(t) => return Ok(Id::from_logical(t.logical, self.publisher, random48()?)),
+                Err(ClockError::NeedsReservation { needed }) => self.reserve(needed, now)?,
+                Err(ClockError::Exhausted) => return Err(Error::Exhausted),
+                Err(ClockError::WallClockOutOfRange) => return Err(Error::WallClockOutOfRange),
+                Err(ClockError::TooFarAhead { .. }) => unreachable!("tick never checks skew"),
+            }
+            (now, result) = self.clock.tick_reading(now_ms);
+        }
+    }
+
+    /// The receive rule: every id generated afterwards sorts after `remote` (an id received
+    /// from another publisher). Refused, leaving the clock unchanged, when `remote` is further
+    /// ahead of the local clock than the skew bound.
+    pub fn observe(&self, remote: Id) -> Result<(), Error> {
+        loop {
+            let now = now_ms();
+            match self.clock.observe(remote.logical(), now, self.max_skew_ms) {
+                Ok(()) => return Ok(()),
+                Err(ClockError::NeedsReservation { needed }) => self.reserve(needed, now)?,
+                Err(ClockError::TooFarAhead { ahead_ms }) => {
+                    return Err(Error::TooFarAhead { ahead_ms })
+                }
+                Err(ClockError::Exhausted) => return Err(Error::Exhausted),
+                Err(ClockError::WallClockOutOfRange) => return Err(Error::WallClockOutOfRange),
+            }
+        }
+    }
+
+    /// The clock's counters (backward steps of the system clock seen, counter carries, observes).
+    pub fn stats(&self) -> Stats {
+        self.clock.stats()
+    }
+
+    fn reserve(&self, needed: u64, now: u64) -> Result<(), Error> {
+        let Some(mark) = &self.mark else {
+            return Err(Error::Exhausted); // everything was reserved: the range is used up
+        };
+        let _writing = mark.writing.lock().unwrap_or_else(|e| e.into_inner());
+        if self.clock.stats().reserved >= needed {
+            return Ok(()); // another thread got there first
+        }
+        let value = self.clock.reservation_for(needed, now, mark.window_ms);
+        persist::store(&mark.dir, value).map_err(Error::MarkWrite)?;
+        self.clock.set_reserved(value);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,142 @@
+use super::*;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+fn tempdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("hlculid-gen-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn ids_from_many_threads_are_unique_and_each_thread_sees_them_increase() {
+    let ids = Arc::new(Generator::new(3));
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let ids = ids.clone();
+            std::thread::spawn(move || {
+                let v: Vec<Id> = (0..20_000).map(|_| ids.generate().unwrap()).collect();
+                assert!(v.windows(2).all(|w| w[0] < w[1]));
+                v
+            })
+        })
+        .collect();
+    let all: Vec<Id> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    assert_eq!(all.iter().collect::<HashSet<_>>().len(), all.len());
+    assert!(all.iter().all(|id| id.publisher() == 3));
+    // the logical parts are distinct too: one atomic step per id, as on the server
+    assert_eq!(
+        all.iter()
+            .map(|id| id.logical())
+            .collect::<HashSet<_>>()
+            .len(),
+        all.len()
+    );
+}
+
+#[test]
+fn ids_carry_the_system_time() {
+    let before = now_ms();
+    let id = Generator::new(1).generate().unwrap();
+    let after = now_ms();
+    assert!(
+        (before..=after).contains(&id.ms()),
+        "{before} {} {after}",
+        id.ms()
+    );
+}
+
+#[test]
+fn observe_within_the_skew_moves_the_clock_and_beyond_it_changes_nothing() {
+    let ids = Generator::builder(4)
+        .max_skew(Duration::from_millis(500))
+        .build()
+        .unwrap();
+    let remote = Id::max_of_ms(now_ms() + 300).unwrap();
+    ids.observe(remote).unwrap();
+    assert!(ids.generate().unwrap() > remote);
+    let before = ids.stats();
+    let far = Id::min_of_ms(now_ms() + 5_000).unwrap();
+    match ids.observe(far) {
+        Err(Error::TooFarAhead { ahead_ms }) => assert!(ahead_ms >= 4_000),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(ids.stats().logical, before.logical);
+    assert_eq!(ids.stats().observes, 1);
+}
+
+#[test]
+fn a_persisted_generator_resumes_above_everything_issued_before() {
+    let dir = tempdir("resume");
+    // A first run whose clock was 10 s ahead (as after a clock that later steps back 10 s):
+    // the floor puts its logical time there.
+    let ahead = Id::min_of_ms(now_ms() + 10_000).unwrap();
+    let first = Generator::builder(5)
+        .persist(&dir)
+        .floor(ahead)
+        .build()
+        .unwrap();
+    let last = (0..1000).map(|_| first.generate().unwrap()).max().unwrap();
+    assert!(last > ahead);
+    drop(first);
+    // The next run, with today's clock: still above the first run's ids.
+    let second = Generator::builder(5).persist(&dir).build().unwrap();
+    let next = second.generate().unwrap();
+    assert!(next > last, "{next} <= {last}");
+    // The mark file is the server's format.
+    let mark = persist::load(&dir).unwrap().unwrap();
+    assert!(mark >= next.logical());
+}
+
+#[test]
+fn a_damaged_mark_refuses_to_open_until_given_a_floor() {
+    let dir = tempdir("damaged");
+    let g = Generator::builder(6).persist(&dir).build().unwrap();
+    let last = g.generate().unwrap();
+    drop(g);
+    std::fs::write(dir.join(persist::FILE_NAME), b"garbage").unwrap();
+    match Generator::builder(6).persist(&dir).build() {
+        Err(Error::MarkDamaged(_)) => {}
+        other => panic!("opened: {:?}", other.map(|g| g.publisher())),
+    }
+    let g = Generator::builder(6)
+        .persist(&dir)
+        .floor(last)
+        .build()
+        .unwrap();
+    assert!(g.generate().unwrap() > last);
+    assert!(persist::load(&dir).is_ok());
+}
+
+#[test]
+fn a_mark_that_cannot_be_written_stops_ids_until_it_can() {
+    let dir = tempdir("unwritable");
+    let g = Generator::builder(7)
+        .persist(&dir)
+        .mark_window(Duration::from_millis(1))
+        .build()
+        .unwrap();
+    let first = g.generate().unwrap();
+    // the directory goes away: the next reservation cannot be written
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::thread::sleep(Duration::from_millis(5));
+    let refused = (0..100)
+        .filter(|_| matches!(g.generate(), Err(Error::MarkWrite(_))))
+        .count();
+    assert!(refused > 0);
+    std::fs::create_dir_all(&dir).unwrap();
+    let next = g.generate().unwrap();
+    assert!(next > first);
+}
+
+#[test]
+fn the_server_and_a_generator_lay_out_ids_alike() {
+    // The same clock value, publisher and random bits give the same id as the server's
+    // hlculid_from_parts (the extension builds ids with the same Id::from_logical).
+    let id = Id::from_logical((0x017F_C21C_5E7A << 16) | 1, 10, 0xAAA3_3333_3333);
+    assert_eq!(id.to_string(), "017FC21C5E7A-0001-000A-AAA333333333");
+}

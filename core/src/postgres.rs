@@ -1,0 +1,35 @@
+//! `postgres-types` support (feature `postgres`), for `tokio-postgres` and `postgres`: an [`Id`]
+//! is a parameter or a column of type `hlculid` (matched by name, since its OID differs per
+//! database) or `uuid`, always in binary: the 16 bytes, as the server sends them.
+
+use crate::layout::Id;
+use bytes::BytesMut;
+use postgres_types::{FromSql, IsNull, ToSql, Type};
+use std::error::Error;
+
+fn accepts(ty: &Type) -> bool {
+    *ty == Type::UUID || ty.name() == "hlculid"
+}
+
+impl ToSql for Id {
+    fn to_sql(&self, _: &Type, out: &mut BytesMut) -> Result<IsNull, Box<dyn Error + Sync + Send>> {
+        out.extend_from_slice(&self.0);
+        Ok(IsNull::No)
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        accepts(ty)
+    }
+
+    postgres_types::to_sql_checked!();
+}
+
+impl<'a> FromSql<'a> for Id {
+    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Id, Box<dyn Error + Sync + Send>> {
+        crate::binary::decode(raw).map_err(|n| format!("an hlculid is 16 bytes, got {n}").into())
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        accepts(ty)
+    }
+}
