@@ -108,3 +108,18 @@ def test_client_generator_follows_the_server_rule_through_a_frozen_clock(monkeyp
     ids = [gen.generate() for _ in range(70_000)]  # more than one counter's worth in one ms
     assert ids == sorted(ids) and len(set(ids)) == len(ids)
     assert ids[0].counter == 0 and ids[65_536].ms == ids[0].ms + 1
+
+
+def test_a_bad_string_parameter_fails_with_22p02_and_inserts_nothing(dsn):
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("DROP TABLE IF EXISTS bad_param; CREATE TABLE bad_param (id hlculid PRIMARY KEY)")
+        for param_type in ("varchar", "text"):
+            conn.execute(f"PREPARE ins_{param_type}({param_type}) AS INSERT INTO bad_param VALUES ($1)")
+            with pytest.raises(psycopg.errors.InvalidTextRepresentation):
+                conn.execute(f"EXECUTE ins_{param_type}('017FC21C5E7A-0000-000A-AAA11111111Z')")
+            good = Generator(55).generate()
+            conn.execute(f"EXECUTE ins_{param_type}('{good}')")
+        # and a driver's own string parameters, which psycopg sends untyped
+        with pytest.raises(psycopg.errors.InvalidTextRepresentation):
+            conn.execute("INSERT INTO bad_param VALUES (%s)", ("not an id",))
+        assert conn.execute("SELECT count(*) FROM bad_param").fetchone()[0] == 2
