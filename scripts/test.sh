@@ -60,6 +60,7 @@ for major in $majors; do
 done
 # The benchmark suite at small sizes, so it never rots (release builds are installed by now).
 step "bench --quick" scripts/bench.sh --quick --no-install --pg $majors
+step "crate bench --quick" cargo bench -p hlculid-core --bench ids -- --quick
 
 echo
 if [ $failed -gt 0 ]; then

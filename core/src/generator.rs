@@ -20,6 +20,7 @@ use crate::random::RandomSource;
 use std::cell::RefCell;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -71,6 +72,10 @@ impl std::error::Error for Error {}
 /// A thread-safe hybrid logical clock for one publisher. Share it (`Arc<Generator>` or a
 /// `static`) across the threads of a process: every id it returns is greater than every id it
 /// returned before, from any thread.
+///
+/// Like any in-memory clock it is not fork-safe: a forked child that kept using its parent's
+/// generator would repeat the parent's values. Build a new one in the child (with a durable mark,
+/// in its own directory); building one also gives every thread of the child a new random stream.
 pub struct Generator {
     clock: SharedClock,
     publisher: u16,
@@ -127,6 +132,7 @@ impl Builder {
     }
 
     pub fn build(self) -> Result<Generator, Error> {
+        SEED_EPOCH.fetch_add(1, Ordering::Relaxed);
         let persisted = match &self.mark {
             None => 0,
             Some((dir, _)) => match (persist::load(dir), self.floor) {
@@ -160,22 +166,26 @@ impl Builder {
     }
 }
 
+/// Bumped by every [`Builder::build`]: a thread whose random stream was seeded before the latest
+/// build seeds a new one. A forked child builds its own generator (see [`Generator`]), and so
+/// never continues its parent's stream.
+static SEED_EPOCH: AtomicU64 = AtomicU64::new(0);
+
 thread_local! {
-    /// Each thread's random stream, with the process it was seeded in: a forked child seeds
-    /// its own, so parent and child never share a stream.
-    static RANDOM: RefCell<Option<(u32, RandomSource)>> = const { RefCell::new(None) };
+    /// Each thread's random stream, with the epoch it was seeded in.
+    static RANDOM: RefCell<Option<(u64, RandomSource)>> = const { RefCell::new(None) };
 }
 
 fn random48() -> Result<u64, Error> {
+    let epoch = SEED_EPOCH.load(Ordering::Relaxed);
     RANDOM.with(|slot| {
         let mut slot = slot.borrow_mut();
-        let pid = std::process::id();
         match &mut *slot {
-            Some((p, r)) if *p == pid => Ok(r.next48()),
+            Some((e, r)) if *e == epoch => Ok(r.next48()),
             _ => {
                 let mut r = RandomSource::from_os().map_err(|e| Error::Random(e.to_string()))?;
                 let v = r.next48();
-                *slot = Some((pid, r));
+                *slot = Some((epoch, r));
                 Ok(v)
             }
         }

@@ -200,13 +200,19 @@ impl From<Id> for u128 {
 
 impl fmt::Debug for Id {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&crate::text::canonical_string(*self))
+        f.write_str(crate::text::canonical_str(
+            *self,
+            &mut [0; crate::text::CANONICAL_LEN],
+        ))
     }
 }
 
 impl fmt::Display for Id {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&crate::text::canonical_string(*self))
+        f.write_str(crate::text::canonical_str(
+            *self,
+            &mut [0; crate::text::CANONICAL_LEN],
+        ))
     }
 }
 

@@ -15,6 +15,49 @@ pub const CANONICAL_LEN: usize = 35;
 /// Length of the ULID form.
 pub const ULID_LEN: usize = 26;
 
+/// Where the 32 hex digits of a form with hyphens at `hyphens` sit, in order.
+const fn digit_positions<const N: usize>(hyphens: [usize; N]) -> [usize; 32] {
+    let mut out = [0; 32];
+    let (mut at, mut i) = (0, 0);
+    while i < 32 {
+        let mut is_hyphen = false;
+        let mut h = 0;
+        while h < N {
+            is_hyphen |= hyphens[h] == at;
+            h += 1;
+        }
+        if !is_hyphen {
+            out[i] = at;
+            i += 1;
+        }
+        at += 1;
+    }
+    out
+}
+
+const CANONICAL_HYPHENS: [usize; 3] = [12, 17, 22];
+const UUID_HYPHENS: [usize; 4] = [8, 13, 18, 23];
+const CANONICAL_DIGITS: [usize; 32] = digit_positions(CANONICAL_HYPHENS);
+const UUID_DIGITS: [usize; 32] = digit_positions(UUID_HYPHENS);
+const PLAIN_DIGITS: [usize; 32] = digit_positions([]);
+
+/// Hex digit values by byte; 0xFF for anything else.
+const HEX_VALUE: [u8; 256] = {
+    let mut t = [0xFF; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            b'A'..=b'F' => b - b'A' + 10,
+            _ => 0xFF,
+        };
+        i += 1;
+    }
+    t
+};
+
 /// Why a string is not an hlculid. `Display` gives a sentence for an error DETAIL.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum ParseError {
@@ -83,16 +126,6 @@ impl fmt::Display for ParseError {
 impl std::error::Error for ParseError {}
 
 #[inline]
-fn hex_value(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
-}
-
-#[inline]
 fn crockford_value(b: u8) -> Option<u8> {
     let up = b.to_ascii_uppercase();
     match up {
@@ -106,20 +139,45 @@ fn crockford_value(b: u8) -> Option<u8> {
     }
 }
 
-/// Reads 32 hex digits from `s`, skipping the hyphen positions `hyphens` (which must hold '-').
-fn parse_hex(s: &[u8], hyphens: &[usize], form: Form) -> Result<Id, ParseError> {
-    let mut v: u128 = 0;
+/// Reads the 32 hex digits of a form: a branch-free pass over the digits' known positions, and
+/// only when something is wrong, [`hex_error`] for the first fault in reading order.
+#[inline]
+fn parse_hex(
+    s: &[u8],
+    digits: &[usize; 32],
+    hyphens: &[usize],
+    form: Form,
+) -> Result<Id, ParseError> {
+    let mut out = [0u8; 16];
+    let mut bad = 0u8;
+    for (i, byte) in out.iter_mut().enumerate() {
+        let hi = HEX_VALUE[s[digits[2 * i]] as usize];
+        let lo = HEX_VALUE[s[digits[2 * i + 1]] as usize];
+        bad |= hi | lo;
+        *byte = (hi << 4) | (lo & 0xF);
+    }
+    for &at in hyphens {
+        bad |= u8::from(s[at] != b'-') << 7;
+    }
+    if bad & 0xF0 != 0 {
+        return Err(hex_error(s, hyphens, form));
+    }
+    Ok(Id(out))
+}
+
+/// The first fault of a hex form, in reading order.
+#[cold]
+fn hex_error(s: &[u8], hyphens: &[usize], form: Form) -> ParseError {
     for (at, &b) in s.iter().enumerate() {
         if hyphens.contains(&at) {
             if b != b'-' {
-                return Err(ParseError::Separator { at, form });
+                return ParseError::Separator { at, form };
             }
-            continue;
+        } else if HEX_VALUE[b as usize] == 0xFF {
+            return ParseError::Character { at, form };
         }
-        let d = hex_value(b).ok_or(ParseError::Character { at, form })?;
-        v = (v << 4) | d as u128;
     }
-    Ok(Id::from_u128(v))
+    unreachable!("hex_error is called only for input with a fault")
 }
 
 fn parse_ulid(s: &[u8]) -> Result<Id, ParseError> {
@@ -141,30 +199,56 @@ fn parse_ulid(s: &[u8]) -> Result<Id, ParseError> {
 pub fn parse(s: &[u8]) -> Result<Id, ParseError> {
     match s.len() {
         0 => Err(ParseError::Empty),
-        CANONICAL_LEN => parse_hex(s, &[12, 17, 22], Form::Canonical),
-        32 => parse_hex(s, &[], Form::Hex),
-        36 => parse_hex(s, &[8, 13, 18, 23], Form::Uuid),
+        CANONICAL_LEN => parse_hex(s, &CANONICAL_DIGITS, &CANONICAL_HYPHENS, Form::Canonical),
+        32 => parse_hex(s, &PLAIN_DIGITS, &[], Form::Hex),
+        36 => parse_hex(s, &UUID_DIGITS, &UUID_HYPHENS, Form::Uuid),
         ULID_LEN => parse_ulid(s),
         n => Err(ParseError::Length(n)),
     }
 }
 
-/// The canonical form, as bytes (ASCII).
-pub fn canonical(id: Id) -> [u8; CANONICAL_LEN] {
-    let mut out = [b'-'; CANONICAL_LEN];
-    let mut nibbles = id.0.iter().flat_map(|b| [b >> 4, b & 0xF]);
-    for (i, slot) in out.iter_mut().enumerate() {
-        if matches!(i, 12 | 17 | 22) {
-            continue;
-        }
-        *slot = HEX[nibbles.next().unwrap_or(0) as usize];
+/// Writes the id's 32 hex digits at `digits` of a buffer pre-filled with hyphens.
+#[inline]
+fn write_hex<const N: usize>(id: Id, digits: &[usize; 32], hex: &[u8; 16]) -> [u8; N] {
+    let mut out = [b'-'; N];
+    for (i, &b) in id.0.iter().enumerate() {
+        out[digits[2 * i]] = hex[(b >> 4) as usize];
+        out[digits[2 * i + 1]] = hex[(b & 0xF) as usize];
     }
     out
 }
 
+/// Hex digits of `src` into `dst` (twice as long).
+#[inline(always)]
+fn hex_into(dst: &mut [u8], src: &[u8], hex: &[u8; 16]) {
+    for (pair, &b) in dst.chunks_exact_mut(2).zip(src) {
+        pair[0] = hex[(b >> 4) as usize];
+        pair[1] = hex[(b & 0xF) as usize];
+    }
+}
+
+/// The canonical form, as bytes (ASCII): 6, 2, 2 and 6 bytes of hex between hyphens.
+#[inline]
+pub fn canonical(id: Id) -> [u8; CANONICAL_LEN] {
+    let mut out = [b'-'; CANONICAL_LEN];
+    let b = &id.0;
+    hex_into(&mut out[0..12], &b[0..6], HEX);
+    hex_into(&mut out[13..17], &b[6..8], HEX);
+    hex_into(&mut out[18..22], &b[8..10], HEX);
+    hex_into(&mut out[23..35], &b[10..16], HEX);
+    out
+}
+
+/// The canonical form as `&str`, in a buffer the caller provides.
+#[inline]
+pub fn canonical_str(id: Id, buf: &mut [u8; CANONICAL_LEN]) -> &str {
+    *buf = canonical(id);
+    // SAFETY: canonical() writes only hex digits and hyphens, which are ASCII.
+    unsafe { std::str::from_utf8_unchecked(buf) }
+}
+
 pub fn canonical_string(id: Id) -> String {
-    // canonical() yields ASCII only.
-    canonical(id).iter().map(|&b| b as char).collect()
+    canonical_str(id, &mut [0; CANONICAL_LEN]).to_string()
 }
 
 /// The 26-character Crockford base32 ULID form (upper case).
@@ -184,15 +268,10 @@ pub fn ulid_string(id: Id) -> String {
 
 /// The 8-4-4-4-12 lower-case form `uuid` prints for the same bytes.
 pub fn uuid_string(id: Id) -> String {
-    let h: String = id.0.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
+    let out: [u8; 36] = write_hex(id, &UUID_DIGITS, b"0123456789abcdef");
+    std::str::from_utf8(&out)
+        .expect("hex digits and hyphens are ASCII")
+        .to_string()
 }
 
 #[cfg(test)]
