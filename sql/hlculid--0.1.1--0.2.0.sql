@@ -4,7 +4,7 @@
 -- This also completes a database moved to 18 with pg_upgrade from an older major.
 -- Also: text and varchar cast to hlculid on assignment, for string-typed driver parameters;
 -- hlculid_clock() shows the state of the high-water mark; hlculid_clock_recover() (superuser);
--- hlculid_generate_at's comment says exactly what order backfilled ids keep.
+-- hlculid_generate_at's comment says exactly what order backfilled ids keep; hlculid_generate_n().
 \echo Use "ALTER EXTENSION hlculid UPDATE TO '0.2.0'" to load this file. \quit
 
 CREATE OR REPLACE FUNCTION "hlculid_skipsupport"(
@@ -57,3 +57,8 @@ REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
 COMMENT ON FUNCTION hlculid_clock_recover(hlculid) IS 'superuser: after a damaged high-water mark, every id issued afterwards sorts after the given one';
 
 COMMENT ON FUNCTION hlculid_generate_at(timestamptz) IS 'id for a given time (backfills); consecutive calls of one backend for the same millisecond give increasing ids';
+
+CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
+    STRICT VOLATILE PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
+COMMENT ON FUNCTION hlculid_generate_n(integer) IS 'n ids (1 to 65536) from one step of the clock, increasing, greater than every id the server returned before';

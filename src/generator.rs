@@ -7,7 +7,7 @@ use crate::extract::{ms_to_ts, ts_to_ms};
 use crate::pg_c;
 use crate::settings;
 use crate::shmem::{self, clock, now_ms};
-use hlculid_core::clock::{Backfill, ClockError, Tick};
+use hlculid_core::clock::{Backfill, ClockError, Tick, MAX_BATCH};
 use hlculid_core::random::RandomSource;
 use hlculid_core::Id;
 use pgrx::prelude::*;
@@ -86,7 +86,8 @@ fn exhausted() -> ! {
 /// Finishes a clock step: persists a new high-water mark and steps again while needed.
 /// The clock is read again for each step: writing the mark takes long enough for other
 /// backends to record later readings, against which an old one would look like a backward step.
-fn settle(first: Result<Tick, ClockError>, now: u64) -> Tick {
+/// `n` is the number of values the step takes (1, or a batch).
+fn settle(first: Result<Tick, ClockError>, now: u64, n: u64) -> Tick {
     let clock = clock();
     let (mut now, mut result) = (now, first);
     loop {
@@ -96,8 +97,9 @@ fn settle(first: Result<Tick, ClockError>, now: u64) -> Tick {
             Err(ClockError::Exhausted) => exhausted(),
             Err(ClockError::WallClockOutOfRange) => shmem::raise_wall_clock_out_of_range(),
             Err(ClockError::TooFarAhead { .. }) => unreachable!("tick never checks skew"),
+            Err(ClockError::BadBatch) => unreachable!("batch sizes are checked first"),
         }
-        (now, result) = clock.tick_reading(now_ms);
+        (now, result) = clock.tick_n_reading(now_ms, n);
     }
 }
 
@@ -173,7 +175,7 @@ fn hlculid_generate_slow() -> Hlculid {
         Some(first) => (now_ms(), first),
         None => clock().tick_reading(now_ms),
     };
-    let t = settle(first, now);
+    let t = settle(first, now, 1);
     if let Some(step) = t.backward_step_ms {
         warn_backward_step(step);
     }
@@ -205,7 +207,7 @@ fn hlculid_observe(remote: Hlculid) {
             Ok(()) => return,
             Err(ClockError::NeedsReservation { needed }) => shmem::reserve(needed, now),
             Err(ClockError::TooFarAhead { ahead_ms }) => UserError::new(
-                Condition::SkewExceeded,
+                Condition::InvalidParameter,
                 format!(
                     "hlculid {} is {ahead_ms} ms ahead of the local clock",
                     remote.0
@@ -220,9 +222,91 @@ fn hlculid_observe(remote: Hlculid) {
             .raise(),
             Err(ClockError::Exhausted) => exhausted(),
             Err(ClockError::WallClockOutOfRange) => shmem::raise_wall_clock_out_of_range(),
+            Err(ClockError::BadBatch) => unreachable!("observe takes no batch"),
         }
     }
 }
+
+/// SQL `hlculid_generate_n(n)`: `n` ids from one atomic step of the clock, in increasing order,
+/// every one greater than every id the server returned before; for `INSERT ... SELECT` (with
+/// `unnest`) and for applications that pre-allocate ids.
+///
+/// Hand-written rather than `#[pg_extern]`, so that the array is built in one go from one
+/// buffer (pgrx's `Vec` conversion looks the element type up again for every element).
+///
+/// # Safety
+/// Called by PostgreSQL's function manager with a valid `fcinfo`, as for any V1 function.
+#[pg_guard]
+#[unsafe(no_mangle)]
+pub unsafe extern "C-unwind" fn hlculid_generate_n(
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> pg_sys::Datum {
+    // SAFETY: the function is STRICT and declared with one int4 argument.
+    let n = unsafe { pgrx::fcinfo::pg_getarg::<i32>(fcinfo, 0) }.unwrap_or(0);
+    if !(1..=MAX_BATCH as i64).contains(&i64::from(n)) {
+        UserError::new(
+            Condition::InvalidParameter,
+            format!("hlculid_generate_n cannot make {n} ids"),
+        )
+        .detail(format!(
+            "A batch holds 1 to {MAX_BATCH} ids (one millisecond's counter)."
+        ))
+        .hint("Call it again for more ids: every batch sorts after the one before.")
+        .raise();
+    }
+    let n = n as usize;
+    let (now, first) = clock().tick_n_reading(now_ms, n as u64);
+    let t = settle(first, now, n as u64);
+    if let Some(step) = t.backward_step_ms {
+        warn_backward_step(step);
+    }
+    let publisher = settings::publisher().0;
+    // SAFETY: fcinfo is valid; flinfo, when the call has an expression, says the return type.
+    let element = match unsafe { pg_sys::get_fn_expr_rettype((*fcinfo).flinfo) } {
+        pg_sys::InvalidOid => pgrx::wrappers::regtypein("hlculid"),
+        // SAFETY: a syscache lookup of a valid type OID.
+        array => unsafe { pg_sys::get_element_type(array) },
+    };
+    // SAFETY: palloc returns n * 16 writable bytes (or raises); every datum points at 16 of them,
+    // and construct_array copies them into the new array (element length 16, by reference,
+    // char alignment: the type's own storage).
+    unsafe {
+        let values = pg_sys::palloc(n * 16).cast::<[u8; 16]>();
+        let datums =
+            pg_sys::palloc(n * std::mem::size_of::<pg_sys::Datum>()).cast::<pg_sys::Datum>();
+        for i in 0..n {
+            let id = Id::from_logical(t.logical + i as u64, publisher, random48());
+            values.add(i).write(id.0);
+            datums.add(i).write(pg_sys::Datum::from(values.add(i)));
+        }
+        let array = pg_sys::construct_array(
+            datums,
+            n as i32,
+            element,
+            16,
+            false,
+            pg_sys::TYPALIGN_CHAR as core::ffi::c_char,
+        );
+        pg_sys::Datum::from(array)
+    }
+}
+
+#[unsafe(no_mangle)]
+#[doc(hidden)]
+pub extern "C" fn pg_finfo_hlculid_generate_n() -> &'static pg_sys::Pg_finfo_record {
+    const V1_API: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+    &V1_API
+}
+
+extension_sql!(
+    r#"
+CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
+    STRICT VOLATILE PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
+"#,
+    name = "hlculid_generate_n",
+    requires = ["hlculid_type"],
+);
 
 /// An id for a given time, for backfills; the shared clock is not touched. Consecutive calls of
 /// one backend for the same millisecond give increasing ids (the counter counts up, carrying

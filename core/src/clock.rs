@@ -33,6 +33,8 @@ pub enum ClockError {
     Exhausted,
     /// An observed id lies `ahead_ms` ahead of the local wall clock, more than the allowed skew.
     TooFarAhead { ahead_ms: u64 },
+    /// A batch of 0 or more than [`MAX_BATCH`] values was asked for; nothing was taken.
+    BadBatch,
     /// The wall clock reads a time an id cannot hold: 0 (the Unix epoch, what an unset clock
     /// reads; callers map readings before it to 0) or after [`MAX_MS`]. Nothing was changed: a
     /// clock in year 10890 must not push the durable mark to the end of the range.
@@ -59,9 +61,13 @@ pub struct Stats {
 }
 
 /// Beyond this the clock refuses to tick (year 10889). Nothing moves `logical` above it but the
-/// `fetch_add` of a tick that saw it below, so it exceeds this by at most the number of ticks in
-/// flight at once (one per process; PostgreSQL allows fewer than 2^18), far from wrapping.
-pub const EXHAUSTED: u64 = u64::MAX - (1 << 32);
+/// `fetch_add` of a tick that saw it below, at most two per tick of at most [`MAX_BATCH`] values,
+/// so it exceeds this by less than 2 * 2^16 times the number of ticks in flight at once (one per
+/// process; PostgreSQL allows fewer than 2^18): less than 2^35, far from wrapping.
+pub const EXHAUSTED: u64 = u64::MAX - (1 << 40);
+
+/// The most values one [`tick_n`](SharedClock::tick_n) takes: one millisecond's counter.
+pub const MAX_BATCH: u64 = 1 << 16;
 
 /// Whether a wall clock reading is one the clock accepts (see [`ClockError::WallClockOutOfRange`]).
 #[inline]
@@ -149,7 +155,24 @@ impl SharedClock {
         // neither the compiler nor the CPU (Linux reads the TSC ordered) moves it earlier.
         let seen = self.last_wall_ms.load(Ordering::Acquire);
         let now_ms = read_clock();
-        (now_ms, self.tick_seen(now_ms, seen))
+        (now_ms, self.take(now_ms, seen, 1))
+    }
+
+    /// `n` consecutive values in one atomic step (1 to [`MAX_BATCH`]; others are refused as
+    /// [`ClockError::BadBatch`] with nothing taken): `Tick::logical` is the first, and the batch is
+    /// `logical..logical + n`, every value greater than every value returned before. Reads the
+    /// clock like [`tick_reading`](Self::tick_reading).
+    pub fn tick_n_reading(
+        &self,
+        read_clock: impl Fn() -> u64,
+        n: u64,
+    ) -> (u64, Result<Tick, ClockError>) {
+        if !(1..=MAX_BATCH).contains(&n) {
+            return (0, Err(ClockError::BadBatch));
+        }
+        let seen = self.last_wall_ms.load(Ordering::Acquire);
+        let now_ms = read_clock();
+        (now_ms, self.take(now_ms, seen, n))
     }
 
     /// The send rule: the next value, strictly greater than every value this clock returned.
@@ -161,10 +184,13 @@ impl SharedClock {
     /// `now_ms` is taken as read just now; a reading held across a wait can be mistaken for a
     /// backward step, so live callers use [`tick_reading`](Self::tick_reading).
     pub fn tick(&self, now_ms: u64) -> Result<Tick, ClockError> {
-        self.tick_seen(now_ms, self.last_wall_ms.load(Ordering::Acquire))
+        self.take(now_ms, self.last_wall_ms.load(Ordering::Acquire), 1)
     }
 
-    fn tick_seen(&self, now_ms: u64, seen: u64) -> Result<Tick, ClockError> {
+    /// Takes `n` consecutive values (1 to MAX_BATCH, checked by callers): the send rule with
+    /// `L + n` for `L + 1`, so `n = 1` is exactly [`tick`](Self::tick).
+    #[inline(always)]
+    fn take(&self, now_ms: u64, seen: u64, n: u64) -> Result<Tick, ClockError> {
         let wall = wall_value(now_ms).ok_or(ClockError::WallClockOutOfRange)?;
         let backward_step_ms = self.note_wall(now_ms, seen);
         let reserved = self.reserved.load(Ordering::Acquire);
@@ -178,17 +204,24 @@ impl SharedClock {
                 return Err(ClockError::Exhausted);
             }
             // Under load the clock is at or ahead of the wall clock and one add is the whole rule.
-            let taken = self.logical.fetch_add(1, Ordering::AcqRel) + 1;
+            let taken = self.logical.fetch_add(n, Ordering::AcqRel) + 1;
             let (value, overflowed) = if taken >= wall {
-                // A carry into a millisecond the wall clock has not reached: logical time runs ahead.
-                (taken, taken & 0xFFFF == 0 && now_ms < taken >> 16)
-            } else if self.logical.fetch_max(wall, Ordering::AcqRel) < wall {
+                // A carry into a millisecond the wall clock has not reached: logical time runs
+                // ahead. (For n = 1: taken & 0xFFFF == 0.)
+                let last = taken + (n - 1);
+                (
+                    taken,
+                    (taken - 1) >> 16 != last >> 16 && now_ms < last >> 16,
+                )
+            } else if self.logical.fetch_max(wall + (n - 1), Ordering::AcqRel) < wall {
                 (wall, false) // this caller moved the clock up to the wall clock
             } else {
                 continue; // another caller got there first: take the next value after it
             };
-            if value > reserved {
-                return Err(ClockError::NeedsReservation { needed: value });
+            if value + (n - 1) > reserved {
+                return Err(ClockError::NeedsReservation {
+                    needed: value + (n - 1),
+                });
             }
             if overflowed {
                 self.overflows.fetch_add(1, Ordering::Relaxed);

@@ -48,6 +48,8 @@ pub enum Error {
     MarkDamaged(persist::LoadError),
     /// The operating system gave no random bytes.
     Random(String),
+    /// `generate_n` of 0 or more than 65536 ids; nothing was taken.
+    BadBatch,
 }
 
 impl fmt::Display for Error {
@@ -63,6 +65,7 @@ impl fmt::Display for Error {
             Error::MarkWrite(e) => write!(f, "could not write the high-water mark file: {e}"),
             Error::MarkDamaged(e) => write!(f, "the high-water mark file is damaged: {e}"),
             Error::Random(e) => write!(f, "no random bytes from the operating system: {e}"),
+            Error::BadBatch => write!(f, "a batch holds 1 to 65536 ids"),
         }
     }
 }
@@ -224,16 +227,31 @@ impl Generator {
 
     /// The next id: greater than every id this generator returned before.
     pub fn generate(&self) -> Result<Id, Error> {
-        let (mut now, mut result) = self.clock.tick_reading(now_ms);
+        let first = self.take(1)?;
+        Ok(Id::from_logical(first, self.publisher, random48()?))
+    }
+
+    /// `n` ids (1 to 65536) from one atomic step of the clock, in increasing order, every one
+    /// greater than every id returned before; for pre-allocating ids.
+    pub fn generate_n(&self, n: usize) -> Result<Vec<Id>, Error> {
+        let first = self.take(n as u64)?;
+        (0..n as u64)
+            .map(|i| Ok(Id::from_logical(first + i, self.publisher, random48()?)))
+            .collect()
+    }
+
+    fn take(&self, n: u64) -> Result<u64, Error> {
+        let (mut now, mut result) = self.clock.tick_n_reading(now_ms, n);
         loop {
             match result {
-                Ok(t) => return Ok(Id::from_logical(t.logical, self.publisher, random48()?)),
+                Ok(t) => return Ok(t.logical),
                 Err(ClockError::NeedsReservation { needed }) => self.reserve(needed, now)?,
                 Err(ClockError::Exhausted) => return Err(Error::Exhausted),
                 Err(ClockError::WallClockOutOfRange) => return Err(Error::WallClockOutOfRange),
+                Err(ClockError::BadBatch) => return Err(Error::BadBatch),
                 Err(ClockError::TooFarAhead { .. }) => unreachable!("tick never checks skew"),
             }
-            (now, result) = self.clock.tick_reading(now_ms);
+            (now, result) = self.clock.tick_n_reading(now_ms, n);
         }
     }
 
@@ -251,6 +269,7 @@ impl Generator {
                 }
                 Err(ClockError::Exhausted) => return Err(Error::Exhausted),
                 Err(ClockError::WallClockOutOfRange) => return Err(Error::WallClockOutOfRange),
+                Err(ClockError::BadBatch) => unreachable!("observe takes no batch"),
             }
         }
     }

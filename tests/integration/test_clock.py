@@ -92,6 +92,55 @@ def test_concurrent_sessions_never_duplicate_and_each_increases(make_cluster):
     assert len(set(everything)) == len(everything), "duplicate ids across sessions"
 
 
+def test_batches_from_concurrent_sessions_never_overlap_and_each_increases(make_cluster):
+    """Four sessions mixing hlculid_generate_n(1000) with single ids: no id twice, every
+    session's ids (batch by batch, in order) strictly increasing."""
+    c = make_cluster("batches", conf=["hlculid.publisher_id = 3"]).start()
+    setup_ext(c)
+    results, errors = {}, []
+
+    def worker(k):
+        try:
+            with c.connect() as conn:
+                out = []
+                for i in range(40):
+                    if (i + k) % 2:
+                        out += conn.execute(
+                            "SELECT x::text FROM unnest(hlculid_generate_n(1000)) WITH ORDINALITY u(x, i) ORDER BY i"
+                        ).fetchall()
+                    else:
+                        out += conn.execute("SELECT hlculid_generate()::text").fetchall()
+                results[k] = [r[0] for r in out]
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    everything = []
+    for k, out in results.items():
+        assert all(a < b for a, b in zip(out, out[1:])), f"session {k} not strictly increasing"
+        everything += out
+    assert len(everything) == 4 * 20 * 1001
+    assert len(set(everything)) == len(everything), "an id issued twice"
+
+
+def test_batches_after_a_restart_with_the_clock_stepped_back_sort_after_everything(make_cluster):
+    c = make_cluster("batch-restart", faketime=True).start()
+    setup_ext(c)
+    before = c.one("SELECT max(x)::text FROM unnest(hlculid_generate_n(5000)) x")
+    c.stop()
+    c.set_clock("-10")
+    c.start()
+    after = c.sql("SELECT x::text FROM unnest(hlculid_generate_n(5000)) WITH ORDINALITY u(x, i) ORDER BY i")
+    after = [r[0] for r in after]
+    assert after[0] > before
+    assert after == sorted(after) and len(set(after)) == 5000
+
+
 def test_ids_from_different_sessions_increase_in_call_order(make_cluster):
     c = make_cluster("interleaved").start()
     setup_ext(c)

@@ -505,3 +505,80 @@ fn the_wall_clock_at_the_end_of_the_range_cannot_lift_the_clock_past_exhausted()
     }
     assert_eq!(c.stats().logical, EXHAUSTED);
 }
+
+#[test]
+fn a_batch_is_n_consecutive_values_above_everything_before() {
+    let c = open_clock(0);
+    let a = tick(&c, 1000);
+    let (_, t) = c.tick_n_reading(|| 1000, 100);
+    let first = t.unwrap().logical;
+    assert_eq!(first, a + 1);
+    assert_eq!(tick(&c, 1000), first + 100);
+    // behind the wall clock, a batch starts at the wall clock
+    let (_, t) = c.tick_n_reading(|| 2000, 10);
+    assert_eq!(t.unwrap().logical, 2000 * MS);
+    assert_eq!(tick(&c, 2000), 2000 * MS + 10);
+}
+
+#[test]
+fn a_batch_outside_1_to_max_is_refused_and_takes_nothing() {
+    let c = open_clock(0);
+    tick(&c, 1000);
+    let before = c.stats();
+    for n in [0, MAX_BATCH + 1, u64::MAX] {
+        assert_eq!(c.tick_n_reading(|| 1000, n).1, Err(ClockError::BadBatch));
+    }
+    assert_eq!(c.stats(), before);
+    assert!(c.tick_n_reading(|| 1000, MAX_BATCH).1.is_ok());
+}
+
+#[test]
+fn a_batch_past_the_reservation_asks_for_its_last_value() {
+    let c = SharedClock::resume(1000 * MS);
+    c.set_reserved(1000 * MS + 50);
+    let (_, t) = c.tick_n_reading(|| 1000, 100);
+    assert_eq!(
+        t,
+        Err(ClockError::NeedsReservation {
+            needed: 1000 * MS + 100
+        })
+    );
+    c.set_reserved(c.reservation_for(1000 * MS + 100, 1000, 1000));
+    let (_, t) = c.tick_n_reading(|| 1000, 100);
+    // the refused batch left a gap; the next one starts after it
+    assert_eq!(t.unwrap().logical, 1000 * MS + 101);
+}
+
+#[test]
+fn a_batch_carrying_into_a_millisecond_ahead_counts_one_overflow() {
+    let c = open_clock(1000 * MS + 0xFFF0);
+    let (_, t) = c.tick_n_reading(|| 1000, 100);
+    assert_eq!(t.unwrap().logical, 1000 * MS + 0xFFF1);
+    assert_eq!(c.stats().overflows, 1);
+}
+
+#[test]
+fn concurrent_batches_and_ticks_never_overlap() {
+    let c = Arc::new(open_clock(0));
+    let handles: Vec<_> = (0..4)
+        .map(|k| {
+            let c = c.clone();
+            std::thread::spawn(move || {
+                let mut got = Vec::new();
+                for i in 0..2000u64 {
+                    let n = if k % 2 == 0 { 1 + (i % 37) } else { 1 };
+                    let (_, t) = c.tick_n_reading(|| 5_000 + i / 100, n);
+                    let first = t.unwrap().logical;
+                    got.extend(first..first + n);
+                }
+                got
+            })
+        })
+        .collect();
+    let all: Vec<u64> = handles
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    let distinct: HashSet<u64> = all.iter().copied().collect();
+    assert_eq!(distinct.len(), all.len());
+}

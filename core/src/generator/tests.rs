@@ -140,3 +140,16 @@ fn the_server_and_a_generator_lay_out_ids_alike() {
     let id = Id::from_logical((0x017F_C21C_5E7A << 16) | 1, 10, 0xAAA3_3333_3333);
     assert_eq!(id.to_string(), "017FC21C5E7A-0001-000A-AAA333333333");
 }
+
+#[test]
+fn a_batch_is_increasing_and_above_everything_before() {
+    let ids = Generator::new(8);
+    let before = ids.generate().unwrap();
+    let batch = ids.generate_n(1000).unwrap();
+    assert_eq!(batch.len(), 1000);
+    assert!(batch[0] > before);
+    assert!(batch.windows(2).all(|w| w[0] < w[1]));
+    assert!(ids.generate().unwrap() > batch[999]);
+    assert!(matches!(ids.generate_n(0), Err(Error::BadBatch)));
+    assert!(matches!(ids.generate_n(65_537), Err(Error::BadBatch)));
+}

@@ -56,6 +56,25 @@ SELECT :'r1'::hlculid < :'r2'::hlculid AS run_increases, hlculid_counter(:'r1') 
 SELECT err($$SELECT hlculid_generate_at('1969-01-01+00')$$);
 SELECT err($$SELECT hlculid_generate_at('infinity')$$);
 
+-- hlculid_generate_n: n ids from one step of the clock, increasing, above everything before
+SELECT hlculid_generate() AS before_batch \gset
+SELECT hlculid_generate_n(1000) AS batch \gset
+SELECT cardinality(b) AS n, b[1] > :'before_batch'::hlculid AS above_before,
+       (SELECT bool_and(x < y) FROM (SELECT x, lead(x) OVER (ORDER BY i) AS y
+          FROM unnest(b) WITH ORDINALITY u(x, i)) s WHERE y IS NOT NULL) AS increasing,
+       (SELECT count(DISTINCT hlculid_random(x)) FROM unnest(b) x) AS distinct_random,
+       (SELECT array_agg(DISTINCT hlculid_publisher(x)) FROM unnest(b) x) AS publishers,
+       hlculid_generate() > b[1000] AS next_above
+FROM (SELECT :'batch'::hlculid[] AS b) s;
+INSERT INTO events (id, n) SELECT id, i FROM unnest(hlculid_generate_n(100)) WITH ORDINALITY u(id, i);
+SELECT count(*) AS inserted, bool_and(id > :'before_batch'::hlculid) AS all_above FROM events WHERE id > :'before_batch'::hlculid;
+SELECT logical_time AS lt, counter AS lc FROM hlculid_clock() \gset
+SELECT err('SELECT hlculid_generate_n(0)');
+SELECT err('SELECT hlculid_generate_n(65537)');
+SELECT err('SELECT hlculid_generate_n(-5)');
+SELECT (logical_time, counter) = (:'lt'::timestamptz, :lc) AS nothing_taken FROM hlculid_clock();
+SELECT hlculid_generate_n(NULL) IS NULL AS strict;
+
 -- hlculid_clock(): one row describing the clock
 SELECT count(*) AS one_row FROM hlculid_clock();
 -- nothing else generates here, so the clock stands exactly at the last id generated
@@ -87,3 +106,5 @@ ALTER SYSTEM SET hlculid.publisher_id = 5;
 RESET ROLE;
 DROP TABLE events;
 DROP ROLE hlculid_ordinary;
+-- the largest batch (last: it carries the clock ahead, which counts as an overflow)
+SELECT cardinality(hlculid_generate_n(65536)) AS max_batch;
