@@ -99,9 +99,112 @@ COMMENT ON TYPE hlculid IS '128-bit time-ordered id: 48-bit Unix ms, 16-bit hybr
 --   hlculid_type
 
 
-CREATE FUNCTION hlculid_generate() RETURNS hlculid
-    STRICT VOLATILE PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
+CREATE FUNCTION hlculid_create_partitions(
+    parent regclass, from_ts timestamptz, to_ts timestamptz, every interval DEFAULT '1 month')
+RETURNS SETOF regclass
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    nsp name;
+    rel name;
+    unit text;
+    fmt text;
+    start_utc timestamp;
+    stop_utc timestamp;
+    part name;
+    months int;
+    days int;
+    secs numeric;
+BEGIN
+    SELECT n.nspname, c.relname INTO nsp, rel
+    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = parent;
+    IF NOT EXISTS (
+        SELECT FROM pg_partitioned_table p
+        JOIN pg_attribute a ON a.attrelid = p.partrelid AND a.attnum = p.partattrs[0]
+        JOIN pg_type t ON t.oid = a.atttypid
+        WHERE p.partrelid = parent AND p.partstrat = 'r' AND p.partnatts = 1 AND t.typname = 'hlculid') THEN
+        RAISE EXCEPTION 'table "%" is not partitioned by range on an hlculid column', rel
+            USING ERRCODE = 'wrong_object_type',
+                  HINT = 'Create it with PARTITION BY RANGE (id), where id is the hlculid key.';
+    END IF;
+    -- whole months, days, hours or minutes, so that partitions are named after their period
+    months := extract(year FROM every) * 12 + extract(month FROM every);
+    days := extract(day FROM every);
+    secs := extract(epoch FROM every - make_interval(months => months, days => days));
+    IF months > 0 AND days = 0 AND secs = 0 THEN
+        unit := 'month'; fmt := 'YYYY_MM';
+    ELSIF months = 0 AND days > 0 AND secs = 0 THEN
+        unit := 'day'; fmt := 'YYYY_MM_DD';
+    ELSIF months = 0 AND days = 0 AND secs > 0 AND secs % 3600 = 0 THEN
+        unit := 'hour'; fmt := 'YYYY_MM_DD_HH24';
+    ELSIF months = 0 AND days = 0 AND secs > 0 AND secs % 60 = 0 THEN
+        unit := 'minute'; fmt := 'YYYY_MM_DD_HH24MI';
+    ELSE
+        RAISE EXCEPTION 'partition interval % is not a whole number of months, days, hours or minutes', every
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF to_ts <= from_ts THEN
+        RETURN;
+    END IF;
+    IF (extract(epoch FROM to_ts) - extract(epoch FROM from_ts))
+         / greatest(extract(epoch FROM every), 1) > 10000 THEN
+        RAISE EXCEPTION 'hlculid_create_partitions would create more than 10000 partitions'
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'Use a longer interval or a shorter span.';
+    END IF;
+    PERFORM pg_advisory_xact_lock('pg_class'::regclass::oid::int, parent::oid::int);
+    -- periods in UTC, aligned to the unit
+    start_utc := date_trunc(unit, from_ts AT TIME ZONE 'UTC');
+    WHILE (start_utc AT TIME ZONE 'UTC') < to_ts LOOP
+        stop_utc := start_utc + every;
+        part := left(rel, 63 - length(fmt) - 2) || '_p' || to_char(start_utc, fmt);
+        IF NOT EXISTS (SELECT FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                       WHERE n.nspname = nsp AND c.relname = part) THEN
+            EXECUTE format('CREATE TABLE %I.%I PARTITION OF %s FOR VALUES FROM (%L) TO (%L)',
+                           nsp, part, parent,
+                           upper(lpad(to_hex(floor(extract(epoch FROM start_utc AT TIME ZONE 'UTC') * 1000)::bigint), 12, '0')) || '-0000-0000-000000000000',
+                           upper(lpad(to_hex(floor(extract(epoch FROM stop_utc AT TIME ZONE 'UTC') * 1000)::bigint), 12, '0')) || '-0000-0000-000000000000');
+            RETURN NEXT format('%I.%I', nsp, part)::regclass;
+        END IF;
+        start_utc := stop_utc;
+    END LOOP;
+END
+$fn$;
+
+CREATE FUNCTION hlculid_drop_partitions(
+    parent regclass, older_than timestamptz, detach_only boolean DEFAULT false)
+RETURNS SETOF text
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    child record;
+    -- hlculid_min(older_than) as canonical text
+    cutoff text := upper(lpad(to_hex(floor(extract(epoch FROM older_than) * 1000)::bigint), 12, '0')) || '-0000-0000-000000000000';
+BEGIN
+    PERFORM pg_advisory_xact_lock('pg_class'::regclass::oid::int, parent::oid::int);
+    FOR child IN
+        SELECT c.oid::regclass AS part, format('%I.%I', n.nspname, c.relname) AS name,
+               substring(pg_get_expr(c.relpartbound, c.oid) FROM 'TO \(''([0-9A-Fa-f-]+)''\)') AS upper_bound
+        FROM pg_inherits i
+        JOIN pg_class c ON c.oid = i.inhrelid
+        JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE i.inhparent = parent
+        ORDER BY 3
+    LOOP
+        -- the default partition, and one bounded by MAXVALUE, hold no period: never retired
+        CONTINUE WHEN child.upper_bound IS NULL;
+        -- canonical text (fixed width, upper-case hex) sorts like the ids
+        EXIT WHEN upper(child.upper_bound) COLLATE "C" > cutoff COLLATE "C";
+        EXECUTE format('ALTER TABLE %s DETACH PARTITION %s', parent, child.part);
+        IF NOT detach_only THEN
+            EXECUTE format('DROP TABLE %s', child.part);
+        END IF;
+        RETURN NEXT child.name;
+    END LOOP;
+END
+$fn$;
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -115,114 +218,13 @@ CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_parts"(
-	"ts" timestamp with time zone, /* TimestampWithTimeZone */
-	"counter" INT, /* i32 */
-	"publisher" INT, /* i32 */
-	"random" bigint /* i64 */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid /* Option < Hlculid > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 -- requires:
---   hlculid_clock_recover
+--   hlculid_type
 
-REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
-/* </end connected objects> */
 
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash"(
-	"v" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_min"(
-	"ts" timestamp with time zone /* TimestampWithTimeZone */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_min_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_observe"(
-	"remote" hlculid /* Hlculid */
-) RETURNS void
-STRICT VOLATILE PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_observe_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_counter"(
-	"id" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_random"(
-	"id" hlculid /* Hlculid */
-) RETURNS bigint /* i64 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_random_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_max"(
-	"ts" timestamp with time zone /* TimestampWithTimeZone */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_max_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_lt"(
-	"a" hlculid, /* Hlculid */
-	"b" hlculid /* Hlculid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_lt_wrapper';
-
-CREATE OPERATOR < (
-	PROCEDURE="hlculid_lt",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=hlculid, /* Hlculid */
-	COMMUTATOR = >,
-	NEGATOR = >=,
-	RESTRICT = scalarltsel,
-	JOIN = scalarltjoinsel
-);
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_at"(
-	"ts" timestamp with time zone /* TimestampWithTimeZone */
-) RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
+CREATE FUNCTION hlculid_generate() RETURNS hlculid
+    STRICT VOLATILE PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -246,43 +248,73 @@ CREATE OPERATOR <= (
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_gt"(
+CREATE  FUNCTION "hlculid_lt"(
 	"a" hlculid, /* Hlculid */
 	"b" hlculid /* Hlculid */
 ) RETURNS bool /* bool */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_gt_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_lt_wrapper';
 
-CREATE OPERATOR > (
-	PROCEDURE="hlculid_gt",
+CREATE OPERATOR < (
+	PROCEDURE="hlculid_lt",
 	LEFTARG=hlculid, /* Hlculid */
 	RIGHTARG=hlculid, /* Hlculid */
-	COMMUTATOR = <,
-	NEGATOR = <=,
-	RESTRICT = scalargtsel,
-	JOIN = scalargtjoinsel
+	COMMUTATOR = >,
+	NEGATOR = >=,
+	RESTRICT = scalarltsel,
+	JOIN = scalarltjoinsel
 );
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_ne"(
-	"a" hlculid, /* Hlculid */
-	"b" hlculid /* Hlculid */
-) RETURNS bool /* bool */
+CREATE  FUNCTION "hlculid_hash_extended"(
+	"v" hlculid, /* Hlculid */
+	"seed" bigint /* i64 */
+) RETURNS bigint /* i64 */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_ne_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
+/* </end connected objects> */
 
-CREATE OPERATOR <> (
-	PROCEDURE="hlculid_ne",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=hlculid, /* Hlculid */
-	COMMUTATOR = <>,
-	NEGATOR = =,
-	RESTRICT = neqsel,
-	JOIN = neqjoinsel
-);
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_bytea"(
+	"b" bytea /* & [u8] */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_larger"(
+	"a" hlculid, /* Hlculid */
+	"b" hlculid /* Hlculid */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_larger_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_parts"(
+	"ts" timestamp with time zone, /* TimestampWithTimeZone */
+	"counter" INT, /* i32 */
+	"publisher" INT, /* i32 */
+	"random" bigint /* i64 */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_min"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_min_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -306,23 +338,123 @@ CREATE OPERATOR >= (
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash_extended"(
-	"v" hlculid, /* Hlculid */
-	"seed" bigint /* i64 */
-) RETURNS bigint /* i64 */
+CREATE  FUNCTION "hlculid_cmp"(
+	"a" hlculid, /* Hlculid */
+	"b" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_cmp_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_larger"(
+CREATE  FUNCTION "hlculid_ne"(
 	"a" hlculid, /* Hlculid */
 	"b" hlculid /* Hlculid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_ne_wrapper';
+
+CREATE OPERATOR <> (
+	PROCEDURE="hlculid_ne",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=hlculid, /* Hlculid */
+	COMMUTATOR = <>,
+	NEGATOR = =,
+	RESTRICT = neqsel,
+	JOIN = neqjoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_observe"(
+	"remote" hlculid /* Hlculid */
+) RETURNS void
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_observe_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid /* Option < Hlculid > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_clock_recover
+
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_gt"(
+	"a" hlculid, /* Hlculid */
+	"b" hlculid /* Hlculid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_gt_wrapper';
+
+CREATE OPERATOR > (
+	PROCEDURE="hlculid_gt",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=hlculid, /* Hlculid */
+	COMMUTATOR = <,
+	NEGATOR = <=,
+	RESTRICT = scalargtsel,
+	JOIN = scalargtjoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_publisher"(
+	"id" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_publisher_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_hash"(
+	"v" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_generate_at"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_max"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
 ) RETURNS hlculid /* Hlculid */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_larger_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_max_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_random"(
+	"id" hlculid /* Hlculid */
+) RETURNS bigint /* i64 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_random_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -348,35 +480,16 @@ CREATE OPERATOR = (
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_cmp"(
-	"a" hlculid, /* Hlculid */
-	"b" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_cmp_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bytea"(
-	"b" bytea /* & [u8] */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_publisher"(
+CREATE  FUNCTION "hlculid_counter"(
 	"id" hlculid /* Hlculid */
 ) RETURNS INT /* i32 */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_publisher_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -550,6 +663,8 @@ COMMENT ON FUNCTION hlculid_generate() IS 'next id from this server''s hybrid lo
 COMMENT ON FUNCTION hlculid_observe(hlculid) IS 'HLC receive rule: every id generated here afterwards sorts after the given id';
 COMMENT ON FUNCTION hlculid_generate_at(timestamptz) IS 'id for a given time (backfills); consecutive calls of one backend for the same millisecond give increasing ids';
 COMMENT ON FUNCTION hlculid_generate_n(integer) IS 'n ids (1 to 65536) from one step of the clock, increasing, greater than every id the server returned before';
+COMMENT ON FUNCTION hlculid_create_partitions(regclass, timestamptz, timestamptz, interval) IS 'creates the missing range partitions of a table keyed on an hlculid that cover a time span, one per interval (UTC), named after their period';
+COMMENT ON FUNCTION hlculid_drop_partitions(regclass, timestamptz, boolean) IS 'detaches, and unless told to keep them drops, the partitions whose rows are all older than the given time';
 COMMENT ON FUNCTION hlculid_clock() IS 'state of this server''s hybrid logical clock';
 COMMENT ON FUNCTION hlculid_clock_recover(hlculid) IS 'superuser: after a damaged high-water mark, every id issued afterwards sorts after the given one';
 COMMENT ON FUNCTION hlculid_ts(hlculid) IS 'time embedded in the id, to the millisecond';

@@ -10,6 +10,8 @@ COMMENT ON FUNCTION hlculid_generate() IS 'next id from this server''s hybrid lo
 COMMENT ON FUNCTION hlculid_observe(hlculid) IS 'HLC receive rule: every id generated here afterwards sorts after the given id';
 COMMENT ON FUNCTION hlculid_generate_at(timestamptz) IS 'id for a given time (backfills); consecutive calls of one backend for the same millisecond give increasing ids';
 COMMENT ON FUNCTION hlculid_generate_n(integer) IS 'n ids (1 to 65536) from one step of the clock, increasing, greater than every id the server returned before';
+COMMENT ON FUNCTION hlculid_create_partitions(regclass, timestamptz, timestamptz, interval) IS 'creates the missing range partitions of a table keyed on an hlculid that cover a time span, one per interval (UTC), named after their period';
+COMMENT ON FUNCTION hlculid_drop_partitions(regclass, timestamptz, boolean) IS 'detaches, and unless told to keep them drops, the partitions whose rows are all older than the given time';
 COMMENT ON FUNCTION hlculid_clock() IS 'state of this server''s hybrid logical clock';
 COMMENT ON FUNCTION hlculid_clock_recover(hlculid) IS 'superuser: after a damaged high-water mark, every id issued afterwards sorts after the given one';
 COMMENT ON FUNCTION hlculid_ts(hlculid) IS 'time embedded in the id, to the millisecond';

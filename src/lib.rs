@@ -13,6 +13,7 @@ mod generator;
 mod hwm_writer;
 mod io;
 mod ops;
+mod partitions;
 mod pg_c;
 mod settings;
 mod shmem;
