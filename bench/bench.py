@@ -2,7 +2,7 @@
 side, on the same server in the same run, and reports medians (min and max over the runs) and
 ratios. Run through scripts/bench.sh, which installs a release build first.
 
-  bench.py [--quick] [--pg 15 18] [--only generation inserts sorting ranges] [--out DIR]
+  bench.py [--quick] [--pg 15 18] [--only generation inserts sorting ranges textio] [--out DIR]
 
 --quick uses small sizes and checks no thresholds: it proves the suite still runs (make test).
 """
@@ -186,7 +186,7 @@ def pgbench(c, script, clients, seconds):
 
 def inserts(c, pg, cfg, report, quick):
     rows_total, secs, rounds = cfg["insert_rows"], cfg["pgbench_seconds"], cfg["insert_rounds"]
-    names = [n for n, (_, majors) in INSERT_CONTENDERS.items() if pg in majors]
+    names = [n for n, (_, majors, _) in INSERT_CONTENDERS.items() if pg in majors]
     table = {n: f"ins_{i}" for i, n in enumerate(names)}
     configs = [(b, k) for b in (1, 100) for k in CLIENTS]  # (rows per transaction, clients)
     scripts = {1: "INSERT INTO {t} (n) VALUES (1);\n",
@@ -525,7 +525,7 @@ def charts(report, out):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--pg", nargs="+", default=["15", "16", "17", "18"])
+    ap.add_argument("--pg", nargs="+", default=["15", "18"])
     ap.add_argument("--only", nargs="+", default=["generation", "inserts", "sorting", "ranges", "textio"])
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
