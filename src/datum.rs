@@ -136,7 +136,7 @@ COMMENT ON TYPE hlculid IS '128-bit time-ordered id: 48-bit Unix ms, 16-bit hybr
     requires = [
         "hlculid_shell",
         io::hlculid_in,
-        io::hlculid_out,
+        "hlculid_out",
         io::hlculid_recv,
         io::hlculid_send
     ],

@@ -3,8 +3,9 @@
 
 use crate::datum::Hlculid;
 use crate::errors::{Condition, UserError};
+use crate::pg_c;
 use core::ffi::CStr;
-use hlculid_core::{binary, text};
+use hlculid_core::{binary, text, Id};
 use pgrx::prelude::*;
 use pgrx::{Internal, StringInfo};
 
@@ -32,13 +33,92 @@ fn hlculid_in(input: &CStr, fcinfo: pg_sys::FunctionCallInfo) -> Option<Hlculid>
     }
 }
 
-#[pg_extern(immutable, parallel_safe, strict, requires = ["hlculid_shell"])]
-fn hlculid_out(v: Hlculid) -> &'static CStr {
+/// Text output: the canonical form.
+///
+/// Hand-written V1, like `uuid_out`: pgrx's per-call wrapper cost more than the formatting, and
+/// text output is what every client, `COPY` and `pg_dump` pay per id. The common case (memory
+/// available) cannot raise or panic; otherwise the guarded [`hlculid_out_slow`] allocates the
+/// pgrx way and raises out-of-memory as PostgreSQL does. Exported under the name pgrx gave it
+/// in 0.1.x, which released catalogs name. `extern "C"`: should the no-panic promise ever
+/// break, Rust aborts rather than unwinding into PostgreSQL's frames.
+///
+/// # Safety
+/// Called by PostgreSQL's function manager with a valid `fcinfo` holding one non-null hlculid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hlculid_out_wrapper(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+    // SAFETY: the function is STRICT with one hlculid argument: a pointer to its 16 bytes.
+    let id = unsafe { arg_id(fcinfo) };
+    let len = text::CANONICAL_LEN;
+    // SAFETY: CurrentMemoryContext is the call's context; with NO_OOM the request returns NULL
+    // instead of raising.
+    let p = unsafe { alloc_no_raise(len + 1) };
+    if p.is_null() {
+        // SAFETY: pgrx's guarded wrapper, called with our own valid fcinfo; it reports errors by
+        // longjmp, which passes this frame (it holds nothing to drop).
+        return unsafe { hlculid_out_slow_wrapper(fcinfo) };
+    }
+    // SAFETY: p is a fresh allocation of len + 1 bytes.
+    unsafe {
+        p.cast::<[u8; text::CANONICAL_LEN]>()
+            .write_unaligned(text::canonical(id));
+        p.add(len).write(0);
+    }
+    pg_sys::Datum::from(p)
+}
+
+#[unsafe(no_mangle)]
+#[doc(hidden)]
+pub extern "C" fn pg_finfo_hlculid_out_wrapper() -> &'static pg_sys::Pg_finfo_record {
+    const V1_API: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+    &V1_API
+}
+
+/// The guarded path of `hlculid_out`, taken only when the fast path could not allocate.
+#[pg_extern(immutable, parallel_safe, strict, sql = false)]
+fn hlculid_out_slow(v: Hlculid) -> &'static CStr {
     let mut sb = StringInfo::with_capacity(text::CANONICAL_LEN as i32 + 1);
     sb.push_bytes(&text::canonical(v.0));
     // SAFETY: the buffer is palloc'd in the call's memory context, which PostgreSQL frees; the
     // canonical text has no NUL inside.
     unsafe { sb.leak_cstr() }
+}
+
+extension_sql!(
+    r#"
+CREATE FUNCTION hlculid_out(v hlculid) RETURNS cstring
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_out_wrapper';
+"#,
+    name = "hlculid_out",
+    requires = ["hlculid_shell"],
+);
+
+/// The id in argument 0 of a call.
+///
+/// # Safety
+/// `fcinfo` is a valid call whose argument 0 is a non-null hlculid.
+unsafe fn arg_id(fcinfo: pg_sys::FunctionCallInfo) -> Id {
+    // SAFETY: as the caller promises; an hlculid datum points at its 16 bytes (char alignment).
+    unsafe {
+        let datum = pgrx::fcinfo::pg_getarg_datum_raw(fcinfo, 0);
+        Id(datum.cast_mut_ptr::<[u8; 16]>().read_unaligned())
+    }
+}
+
+/// `size` bytes in the call's memory context, or NULL when memory is short.
+///
+/// # Safety
+/// Called inside a function call of a backend (CurrentMemoryContext is valid).
+unsafe fn alloc_no_raise(size: usize) -> *mut u8 {
+    // SAFETY: as the caller promises; with NO_OOM the allocator returns NULL instead of raising.
+    unsafe {
+        pg_c::alloc_no_raise(
+            pg_sys::CurrentMemoryContext,
+            size,
+            pg_sys::MCXT_ALLOC_NO_OOM as core::ffi::c_int,
+        )
+        .cast::<u8>()
+    }
 }
 
 /// Binary input: exactly the 16 raw bytes, as `uuid_recv` reads them.
@@ -95,11 +175,56 @@ fn hlculid_from_bytea(b: &[u8]) -> Hlculid {
     }
 }
 
-/// The 26-character Crockford base32 ULID form.
-#[pg_extern(immutable, parallel_safe, strict)]
-fn hlculid_to_ulid(v: Hlculid) -> String {
+/// SQL `hlculid_to_ulid(id)`: the 26-character Crockford base32 ULID form. Hand-written V1 for
+/// the same reason as [`hlculid_out_wrapper`], under the same 0.1.x name.
+///
+/// # Safety
+/// Called by PostgreSQL's function manager with a valid `fcinfo` holding one non-null hlculid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hlculid_to_ulid_wrapper(
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> pg_sys::Datum {
+    // SAFETY: the function is STRICT with one hlculid argument.
+    let id = unsafe { arg_id(fcinfo) };
+    let size = pg_sys::VARHDRSZ + text::ULID_LEN;
+    // SAFETY: inside a function call.
+    let p = unsafe { alloc_no_raise(size) };
+    if p.is_null() {
+        // SAFETY: as in hlculid_out_wrapper.
+        return unsafe { hlculid_to_ulid_slow_wrapper(fcinfo) };
+    }
+    // SAFETY: p is a fresh, maximally aligned allocation of a 4-byte varlena header and the text.
+    unsafe {
+        pgrx::set_varsize_4b(p.cast(), size as i32);
+        p.add(pg_sys::VARHDRSZ)
+            .cast::<[u8; text::ULID_LEN]>()
+            .write_unaligned(text::ulid(id));
+    }
+    pg_sys::Datum::from(p)
+}
+
+#[unsafe(no_mangle)]
+#[doc(hidden)]
+pub extern "C" fn pg_finfo_hlculid_to_ulid_wrapper() -> &'static pg_sys::Pg_finfo_record {
+    const V1_API: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+    &V1_API
+}
+
+/// The guarded path of `hlculid_to_ulid`, taken only when the fast path could not allocate.
+#[pg_extern(immutable, parallel_safe, strict, sql = false)]
+fn hlculid_to_ulid_slow(v: Hlculid) -> String {
     text::ulid_string(v.0)
 }
+
+extension_sql!(
+    r#"
+CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_to_ulid_wrapper';
+"#,
+    name = "hlculid_to_ulid",
+    requires = ["hlculid_type"],
+);
 
 extension_sql!(
     r#"

@@ -7,7 +7,6 @@
 use crate::layout::Id;
 use std::fmt;
 
-const HEX: &[u8; 16] = b"0123456789ABCDEF";
 const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 
 /// Length of the canonical form.
@@ -218,24 +217,38 @@ fn write_hex<const N: usize>(id: Id, digits: &[usize; 32], hex: &[u8; 16]) -> [u
     out
 }
 
-/// Hex digits of `src` into `dst` (twice as long).
+/// Upper-case hex of the 4 bytes of `x` (big-endian), 8 ASCII digits in one u64, computed
+/// across all eight lanes at once rather than by table lookups.
 #[inline(always)]
-fn hex_into(dst: &mut [u8], src: &[u8], hex: &[u8; 16]) {
-    for (pair, &b) in dst.chunks_exact_mut(2).zip(src) {
-        pair[0] = hex[(b >> 4) as usize];
-        pair[1] = hex[(b & 0xF) as usize];
-    }
+fn hex8(x: u32) -> [u8; 8] {
+    let x = u64::from(x);
+    // Spread the nibbles one per byte, most significant first once written big-endian.
+    let x = ((x & 0xFFFF_0000) << 16) | (x & 0xFFFF);
+    let x = ((x & 0x0000_FF00_0000_FF00) << 8) | (x & 0x0000_00FF_0000_00FF);
+    let x = ((x & 0x00F0_00F0_00F0_00F0) << 4) | (x & 0x000F_000F_000F_000F);
+    // Lanes holding 10..15 get the gap between '9' and 'A' added.
+    let letters = ((x + 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101;
+    (x + 0x3030_3030_3030_3030 + letters * 7).to_be_bytes()
 }
 
 /// The canonical form, as bytes (ASCII): 6, 2, 2 and 6 bytes of hex between hyphens.
 #[inline]
 pub fn canonical(id: Id) -> [u8; CANONICAL_LEN] {
+    let v = id.to_u128();
+    let d = [
+        hex8((v >> 96) as u32),
+        hex8((v >> 64) as u32),
+        hex8((v >> 32) as u32),
+        hex8(v as u32),
+    ];
+    // 32 digits, then hyphens after digits 12, 16 and 20.
     let mut out = [b'-'; CANONICAL_LEN];
-    let b = &id.0;
-    hex_into(&mut out[0..12], &b[0..6], HEX);
-    hex_into(&mut out[13..17], &b[6..8], HEX);
-    hex_into(&mut out[18..22], &b[8..10], HEX);
-    hex_into(&mut out[23..35], &b[10..16], HEX);
+    out[0..8].copy_from_slice(&d[0]);
+    out[8..12].copy_from_slice(&d[1][0..4]);
+    out[13..17].copy_from_slice(&d[1][4..8]);
+    out[18..22].copy_from_slice(&d[2][0..4]);
+    out[23..27].copy_from_slice(&d[2][4..8]);
+    out[27..35].copy_from_slice(&d[3]);
     out
 }
 
@@ -490,6 +503,8 @@ mod tests {
         fn every_form_round_trips(v: u128) {
             let id = Id::from_u128(v);
             let c = canonical_string(id);
+            prop_assert_eq!(c.replace('-', ""), format!("{:032X}", id.to_u128()));
+            prop_assert_eq!([&c[12..13], &c[17..18], &c[22..23]], ["-", "-", "-"]);
             prop_assert_eq!(parse(c.as_bytes()), Ok(id));
             prop_assert_eq!(parse(c.to_ascii_lowercase().as_bytes()), Ok(id));
             prop_assert_eq!(parse(c.replace('-', "").as_bytes()), Ok(id));
