@@ -137,7 +137,6 @@ COMMENT ON TYPE hlculid IS '128-bit time-ordered id: 48-bit Unix ms, 16-bit hybr
         "hlculid_shell",
         io::hlculid_in,
         "hlculid_out",
-        io::hlculid_recv,
-        io::hlculid_send
+        "hlculid_binary_io"
     ],
 );

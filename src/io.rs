@@ -121,9 +121,49 @@ unsafe fn alloc_no_raise(size: usize) -> *mut u8 {
     }
 }
 
-/// Binary input: exactly the 16 raw bytes, as `uuid_recv` reads them.
-#[pg_extern(immutable, parallel_safe, strict, requires = ["hlculid_shell"])]
-fn hlculid_recv(mut internal: Internal) -> Hlculid {
+/// Binary input: exactly the 16 raw bytes, as `uuid_recv` reads them. Hand-written V1 like
+/// [`hlculid_out_wrapper`] (binary `COPY FROM` and driver parameters pay it per id); anything
+/// but a 16-byte field, or short memory, goes to the guarded [`hlculid_recv_slow`].
+///
+/// # Safety
+/// Called by PostgreSQL's function manager with a valid `fcinfo` whose argument is the
+/// message's `StringInfo`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hlculid_recv_wrapper(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+    // SAFETY: a receive function's argument is a pointer to the message's StringInfoData
+    // (checked for NULL below).
+    let buf = unsafe {
+        pgrx::fcinfo::pg_getarg_datum_raw(fcinfo, 0).cast_mut_ptr::<pg_sys::StringInfoData>()
+    };
+    // SAFETY: buf, when not NULL, is a valid StringInfo whose data[cursor..len] is unread.
+    unsafe {
+        if !buf.is_null() && (*buf).len - (*buf).cursor == 16 {
+            let p = alloc_no_raise(16);
+            if !p.is_null() {
+                std::ptr::copy_nonoverlapping(
+                    (*buf).data.add((*buf).cursor as usize).cast(),
+                    p,
+                    16,
+                );
+                (*buf).cursor += 16;
+                return pg_sys::Datum::from(p);
+            }
+        }
+        // The errors (and their messages) are the guarded path's.
+        hlculid_recv_slow_wrapper(fcinfo)
+    }
+}
+
+#[unsafe(no_mangle)]
+#[doc(hidden)]
+pub extern "C" fn pg_finfo_hlculid_recv_wrapper() -> &'static pg_sys::Pg_finfo_record {
+    const V1_API: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+    &V1_API
+}
+
+/// The guarded path of `hlculid_recv`: wrong lengths raise 22P03 here.
+#[pg_extern(immutable, parallel_safe, strict, sql = false)]
+fn hlculid_recv_slow(mut internal: Internal) -> Hlculid {
     // SAFETY: a receive function's argument is the message's StringInfo.
     let buf = match unsafe { internal.get_mut::<pg_sys::StringInfoData>() } {
         Some(b) => b,
@@ -151,11 +191,57 @@ fn hlculid_recv(mut internal: Internal) -> Hlculid {
     }
 }
 
-/// Binary output: the 16 raw bytes (the same wire format as `uuid`).
-#[pg_extern(immutable, parallel_safe, strict, requires = ["hlculid_shell"])]
-fn hlculid_send(v: Hlculid) -> Vec<u8> {
+/// Binary output: the 16 raw bytes (the same wire format as `uuid`), as a `bytea`. Hand-written
+/// V1 like [`hlculid_out_wrapper`].
+///
+/// # Safety
+/// Called by PostgreSQL's function manager with a valid `fcinfo` holding one non-null hlculid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hlculid_send_wrapper(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+    // SAFETY: the function is STRICT with one hlculid argument.
+    let id = unsafe { arg_id(fcinfo) };
+    let size = pg_sys::VARHDRSZ + 16;
+    // SAFETY: inside a function call.
+    let p = unsafe { alloc_no_raise(size) };
+    if p.is_null() {
+        // SAFETY: as in hlculid_out_wrapper.
+        return unsafe { hlculid_send_slow_wrapper(fcinfo) };
+    }
+    // SAFETY: p is a fresh, maximally aligned allocation of a 4-byte varlena header and 16 bytes.
+    unsafe {
+        pgrx::set_varsize_4b(p.cast(), size as i32);
+        p.add(pg_sys::VARHDRSZ)
+            .cast::<[u8; 16]>()
+            .write_unaligned(binary::encode(id));
+    }
+    pg_sys::Datum::from(p)
+}
+
+#[unsafe(no_mangle)]
+#[doc(hidden)]
+pub extern "C" fn pg_finfo_hlculid_send_wrapper() -> &'static pg_sys::Pg_finfo_record {
+    const V1_API: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
+    &V1_API
+}
+
+/// The guarded path of `hlculid_send`, taken only when the fast path could not allocate.
+#[pg_extern(immutable, parallel_safe, strict, sql = false)]
+fn hlculid_send_slow(v: Hlculid) -> Vec<u8> {
     binary::encode(v.0).to_vec()
 }
+
+extension_sql!(
+    r#"
+CREATE FUNCTION hlculid_recv("internal" internal) RETURNS hlculid
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_recv_wrapper';
+CREATE FUNCTION hlculid_send(v hlculid) RETURNS bytea
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_send_wrapper';
+"#,
+    name = "hlculid_binary_io",
+    requires = ["hlculid_shell"],
+);
 
 #[pg_extern(immutable, parallel_safe, strict)]
 fn hlculid_to_bytea(v: Hlculid) -> Vec<u8> {
