@@ -61,6 +61,12 @@ def timed(conn, query, params=None):
     return time.perf_counter() - t0
 
 
+def spread_ids(n, days=30):
+    """SELECT of n ids spread evenly over `days` days from 2026-01-01, as columns i and id."""
+    return (f"SELECT i, hlculid_generate_at('2026-01-01+00'::timestamptz + (i * ({days} * 86400.0 / {n})) "
+            f"* interval '1 second') AS id FROM generate_series(1, {n}) i")
+
+
 def wal_lsn(conn):
     return conn.execute("SELECT pg_current_wal_lsn()").fetchone()[0]
 
@@ -289,8 +295,7 @@ def sorting(c, pg, cfg, report, quick):
         conn.execute("SET max_parallel_maintenance_workers = 0")
         # Time-ordered ids over 30 days, shuffled; the uuid and text tables hold the same values.
         conn.execute("DROP TABLE IF EXISTS s_src, s_hlculid, s_uuid, s_text")
-        conn.execute(f"""CREATE TABLE s_src AS SELECT hlculid_generate_at('2026-01-01+00'::timestamptz
-                         + (i * (30 * 86400.0 / {n})) * interval '1 second') AS id FROM generate_series(1, {n}) i""")
+        conn.execute(f"CREATE TABLE s_src AS SELECT id FROM ({spread_ids(n)}) s")
         conn.execute("CREATE TABLE s_hlculid AS SELECT id FROM s_src ORDER BY md5(id::text)")
         conn.execute("CREATE TABLE s_uuid AS SELECT id::uuid AS id FROM s_hlculid")
         conn.execute("CREATE TABLE s_text AS SELECT id::text AS id FROM s_hlculid")
@@ -341,7 +346,6 @@ def sorting(c, pg, cfg, report, quick):
 
 def ranges(c, pg, cfg, report, quick):
     n, runs = cfg["range_rows"], cfg["range_runs"]
-    span_s = 30 * 86400  # ids spread over 30 days
     t1, t2 = "2026-01-15 12:00:00+00", "2026-01-15 13:00:00+00"
     q_id = f"SELECT count(*), sum(n) FROM ev WHERE id >= hlculid_min('{t1}') AND id < hlculid_min('{t2}')"
     q_ts = f"SELECT count(*), sum(n) FROM ev WHERE ts >= '{t1}' AND ts < '{t2}'"
@@ -349,10 +353,7 @@ def ranges(c, pg, cfg, report, quick):
     with c.connect() as conn:
         conn.execute("SET max_parallel_workers_per_gather = 0")
         conn.execute("DROP TABLE IF EXISTS ev")
-        conn.execute(f"""CREATE TABLE ev AS SELECT id, hlculid_ts(id) AS ts, i AS n FROM (
-                         SELECT i, hlculid_generate_at('2026-01-01+00'::timestamptz
-                           + (i * ({span_s}.0 / {n})) * interval '1 second') AS id
-                         FROM generate_series(1, {n}) i) s""")
+        conn.execute(f"CREATE TABLE ev AS SELECT id, hlculid_ts(id) AS ts, i AS n FROM ({spread_ids(n)}) s")
         conn.execute("VACUUM ANALYZE ev")
         conn.execute("CHECKPOINT")
         expected = conn.execute(q_ts).fetchone()
@@ -415,8 +416,7 @@ def textio(c, pg, cfg, report, quick):
     with c.connect() as conn:
         conn.execute("SET max_parallel_workers_per_gather = 0")
         conn.execute("DROP TABLE IF EXISTS io_h, io_u, io_x, io_h_in, io_u_in")
-        conn.execute(f"""CREATE TABLE io_h AS SELECT hlculid_generate_at('2026-01-01+00'::timestamptz
-                         + (i * (30 * 86400.0 / {n})) * interval '1 second') AS id FROM generate_series(1, {n}) i""")
+        conn.execute(f"CREATE TABLE io_h AS SELECT id FROM ({spread_ids(n)}) s")
         conn.execute("CREATE TABLE io_u AS SELECT id::uuid AS id FROM io_h")
         conn.execute("CREATE TABLE io_x AS SELECT id::text AS id FROM io_h")
         conn.execute("CREATE UNLOGGED TABLE io_h_in (id hlculid)")

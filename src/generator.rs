@@ -160,12 +160,7 @@ pub unsafe extern "C" fn hlculid_generate_fast(fcinfo: pg_sys::FunctionCallInfo)
     unsafe { hlculid_generate_slow_wrapper(fcinfo) }
 }
 
-#[unsafe(no_mangle)]
-#[doc(hidden)]
-pub extern "C" fn pg_finfo_hlculid_generate_fast() -> &'static pg_sys::Pg_finfo_record {
-    const V1_API: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
-    &V1_API
-}
+v1_function_info!(pg_finfo_hlculid_generate_fast);
 
 /// The guarded path of `hlculid_generate()`: finishes what the fast path started.
 #[pg_extern(volatile, parallel_safe, sql = false)]
@@ -291,12 +286,7 @@ pub unsafe extern "C-unwind" fn hlculid_generate_n(
     }
 }
 
-#[unsafe(no_mangle)]
-#[doc(hidden)]
-pub extern "C" fn pg_finfo_hlculid_generate_n() -> &'static pg_sys::Pg_finfo_record {
-    const V1_API: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
-    &V1_API
-}
+v1_function_info!(pg_finfo_hlculid_generate_n);
 
 extension_sql!(
     r#"

@@ -66,12 +66,7 @@ pub unsafe extern "C" fn hlculid_out_wrapper(fcinfo: pg_sys::FunctionCallInfo) -
     pg_sys::Datum::from(p)
 }
 
-#[unsafe(no_mangle)]
-#[doc(hidden)]
-pub extern "C" fn pg_finfo_hlculid_out_wrapper() -> &'static pg_sys::Pg_finfo_record {
-    const V1_API: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
-    &V1_API
-}
+v1_function_info!(pg_finfo_hlculid_out_wrapper);
 
 /// The guarded path of `hlculid_out`, taken only when the fast path could not allocate.
 #[pg_extern(immutable, parallel_safe, strict, sql = false)]
@@ -154,12 +149,7 @@ pub unsafe extern "C" fn hlculid_recv_wrapper(fcinfo: pg_sys::FunctionCallInfo) 
     }
 }
 
-#[unsafe(no_mangle)]
-#[doc(hidden)]
-pub extern "C" fn pg_finfo_hlculid_recv_wrapper() -> &'static pg_sys::Pg_finfo_record {
-    const V1_API: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
-    &V1_API
-}
+v1_function_info!(pg_finfo_hlculid_recv_wrapper);
 
 /// The guarded path of `hlculid_recv`: wrong lengths raise 22P03 here.
 #[pg_extern(immutable, parallel_safe, strict, sql = false)]
@@ -217,12 +207,7 @@ pub unsafe extern "C" fn hlculid_send_wrapper(fcinfo: pg_sys::FunctionCallInfo) 
     pg_sys::Datum::from(p)
 }
 
-#[unsafe(no_mangle)]
-#[doc(hidden)]
-pub extern "C" fn pg_finfo_hlculid_send_wrapper() -> &'static pg_sys::Pg_finfo_record {
-    const V1_API: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
-    &V1_API
-}
+v1_function_info!(pg_finfo_hlculid_send_wrapper);
 
 /// The guarded path of `hlculid_send`, taken only when the fast path could not allocate.
 #[pg_extern(immutable, parallel_safe, strict, sql = false)]
@@ -289,12 +274,7 @@ pub unsafe extern "C" fn hlculid_to_ulid_wrapper(
     pg_sys::Datum::from(p)
 }
 
-#[unsafe(no_mangle)]
-#[doc(hidden)]
-pub extern "C" fn pg_finfo_hlculid_to_ulid_wrapper() -> &'static pg_sys::Pg_finfo_record {
-    const V1_API: pg_sys::Pg_finfo_record = pg_sys::Pg_finfo_record { api_version: 1 };
-    &V1_API
-}
+v1_function_info!(pg_finfo_hlculid_to_ulid_wrapper);
 
 /// The guarded path of `hlculid_to_ulid`, taken only when the fast path could not allocate.
 #[pg_extern(immutable, parallel_safe, strict, sql = false)]

@@ -5,6 +5,20 @@
 // Every unsafe block says why it is sound (SAFETY notes); unsafe fns spell out their unsafe calls.
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
+/// C's `PG_FUNCTION_INFO_V1`, for the functions written by hand (without `#[pg_extern]`) where
+/// pgrx's per-call wrapper would cost more than the work: `v1_function_info!(pg_finfo_NAME)`.
+macro_rules! v1_function_info {
+    ($finfo:ident) => {
+        #[unsafe(no_mangle)]
+        #[doc(hidden)]
+        pub extern "C" fn $finfo() -> &'static pgrx::pg_sys::Pg_finfo_record {
+            const V1_API: pgrx::pg_sys::Pg_finfo_record =
+                pgrx::pg_sys::Pg_finfo_record { api_version: 1 };
+            &V1_API
+        }
+    };
+}
+
 mod comments;
 mod datum;
 mod errors;
