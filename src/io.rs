@@ -100,6 +100,26 @@ unsafe fn arg_id(fcinfo: pg_sys::FunctionCallInfo) -> Id {
     }
 }
 
+/// A `bytea` or `text` value holding `data`, in the call's memory context, or NULL when memory
+/// is short.
+///
+/// # Safety
+/// Called inside a function call of a backend (CurrentMemoryContext is valid).
+unsafe fn varlena_no_raise(data: &[u8]) -> *mut u8 {
+    let size = pg_sys::VARHDRSZ + data.len();
+    // SAFETY: as the caller promises.
+    let p = unsafe { alloc_no_raise(size) };
+    if !p.is_null() {
+        // SAFETY: p is a fresh, maximally aligned allocation of a 4-byte varlena header and
+        // data.len() bytes; data is a short slice (a value's bytes), far below the varlena limit.
+        unsafe {
+            pgrx::set_varsize_4b(p.cast(), size as i32);
+            std::ptr::copy_nonoverlapping(data.as_ptr(), p.add(pg_sys::VARHDRSZ), data.len());
+        }
+    }
+    p
+}
+
 /// `size` bytes in the call's memory context, or NULL when memory is short.
 ///
 /// # Safety
@@ -190,19 +210,11 @@ fn hlculid_recv_slow(mut internal: Internal) -> Hlculid {
 pub unsafe extern "C" fn hlculid_send_wrapper(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
     // SAFETY: the function is STRICT with one hlculid argument.
     let id = unsafe { arg_id(fcinfo) };
-    let size = pg_sys::VARHDRSZ + 16;
     // SAFETY: inside a function call.
-    let p = unsafe { alloc_no_raise(size) };
+    let p = unsafe { varlena_no_raise(&binary::encode(id)) };
     if p.is_null() {
         // SAFETY: as in hlculid_out_wrapper.
         return unsafe { hlculid_send_slow_wrapper(fcinfo) };
-    }
-    // SAFETY: p is a fresh, maximally aligned allocation of a 4-byte varlena header and 16 bytes.
-    unsafe {
-        pgrx::set_varsize_4b(p.cast(), size as i32);
-        p.add(pg_sys::VARHDRSZ)
-            .cast::<[u8; 16]>()
-            .write_unaligned(binary::encode(id));
     }
     pg_sys::Datum::from(p)
 }
@@ -257,19 +269,11 @@ pub unsafe extern "C" fn hlculid_to_ulid_wrapper(
 ) -> pg_sys::Datum {
     // SAFETY: the function is STRICT with one hlculid argument.
     let id = unsafe { arg_id(fcinfo) };
-    let size = pg_sys::VARHDRSZ + text::ULID_LEN;
     // SAFETY: inside a function call.
-    let p = unsafe { alloc_no_raise(size) };
+    let p = unsafe { varlena_no_raise(&text::ulid(id)) };
     if p.is_null() {
         // SAFETY: as in hlculid_out_wrapper.
         return unsafe { hlculid_to_ulid_slow_wrapper(fcinfo) };
-    }
-    // SAFETY: p is a fresh, maximally aligned allocation of a 4-byte varlena header and the text.
-    unsafe {
-        pgrx::set_varsize_4b(p.cast(), size as i32);
-        p.add(pg_sys::VARHDRSZ)
-            .cast::<[u8; text::ULID_LEN]>()
-            .write_unaligned(text::ulid(id));
     }
     pg_sys::Datum::from(p)
 }
