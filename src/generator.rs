@@ -134,15 +134,8 @@ pub unsafe extern "C" fn hlculid_generate_fast(fcinfo: pg_sys::FunctionCallInfo)
         if let Ok(t) = first {
             if t.backward_step_ms.is_none() {
                 if let Some(random) = random48_ready() {
-                    // SAFETY: CurrentMemoryContext is the call's context; with NO_OOM a 16-byte
-                    // request returns NULL instead of raising.
-                    let p = unsafe {
-                        pg_c::alloc_no_raise(
-                            pg_sys::CurrentMemoryContext,
-                            16,
-                            pg_sys::MCXT_ALLOC_NO_OOM as core::ffi::c_int,
-                        )
-                    };
+                    // SAFETY: inside a function call; a NULL result is handled below.
+                    let p = unsafe { pg_c::alloc_no_raise(16) };
                     if !p.is_null() {
                         let id = Id::from_logical(t.logical, settings::publisher_fast(), random);
                         // SAFETY: p is a fresh allocation of 16 bytes.

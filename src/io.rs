@@ -3,7 +3,7 @@
 
 use crate::datum::Hlculid;
 use crate::errors::{Condition, UserError};
-use crate::pg_c;
+use crate::pg_c::alloc_no_raise;
 use core::ffi::CStr;
 use hlculid_core::{binary, text, Id};
 use pgrx::prelude::*;
@@ -118,22 +118,6 @@ unsafe fn varlena_no_raise(data: &[u8]) -> *mut u8 {
         }
     }
     p
-}
-
-/// `size` bytes in the call's memory context, or NULL when memory is short.
-///
-/// # Safety
-/// Called inside a function call of a backend (CurrentMemoryContext is valid).
-unsafe fn alloc_no_raise(size: usize) -> *mut u8 {
-    // SAFETY: as the caller promises; with NO_OOM the allocator returns NULL instead of raising.
-    unsafe {
-        pg_c::alloc_no_raise(
-            pg_sys::CurrentMemoryContext,
-            size,
-            pg_sys::MCXT_ALLOC_NO_OOM as core::ffi::c_int,
-        )
-        .cast::<u8>()
-    }
 }
 
 /// Binary input: exactly the 16 raw bytes, as `uuid_recv` reads them. Hand-written V1 like

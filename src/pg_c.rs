@@ -13,10 +13,10 @@ unsafe extern "C-unwind" {
     pub fn errcode(sqlerrcode: c_int) -> c_int;
 
     /// `utils/palloc.h`: the raw allocator. pgrx binds only a guarded wrapper; with
-    /// `MCXT_ALLOC_NO_OOM` this returns NULL instead of raising, which the generation fast path
-    /// needs.
+    /// `MCXT_ALLOC_NO_OOM` this returns NULL instead of raising, which the hand-written fast
+    /// paths need (see [`alloc_no_raise`]).
     #[link_name = "MemoryContextAllocExtended"]
-    pub fn alloc_no_raise(
+    fn memory_context_alloc_extended(
         context: pg_sys::MemoryContext,
         size: pg_sys::Size,
         flags: c_int,
@@ -34,6 +34,23 @@ unsafe extern "C-unwind" {
         y: pg_sys::Datum,
         ssup: pg_sys::SortSupport,
     ) -> c_int;
+}
+
+/// `size` bytes in the call's memory context, or NULL when memory is short: what the
+/// hand-written functions' fast paths allocate with, since they must not raise.
+///
+/// # Safety
+/// Called inside a function call of a backend (CurrentMemoryContext is valid).
+pub unsafe fn alloc_no_raise(size: usize) -> *mut u8 {
+    // SAFETY: as the caller promises; with NO_OOM the allocator returns NULL instead of raising.
+    unsafe {
+        memory_context_alloc_extended(
+            pg_sys::CurrentMemoryContext,
+            size,
+            pg_sys::MCXT_ALLOC_NO_OOM as c_int,
+        )
+        .cast::<u8>()
+    }
 }
 
 /// `utils/skipsupport.h` (PostgreSQL 18+): `SkipSupportData`.

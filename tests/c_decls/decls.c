@@ -17,7 +17,7 @@
 /* errcode(c_int) -> c_int */
 int			(*const check_errcode) (int) = errcode;
 
-/* alloc_no_raise(MemoryContext, Size, c_int) -> *mut c_void */
+/* memory_context_alloc_extended(MemoryContext, Size, c_int) -> *mut c_void */
 void	   *(*const check_alloc) (MemoryContext, Size, int) = MemoryContextAllocExtended;
 
 /* hash_bytes(*const u8, c_int) -> u32 */
