@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks (bench/bench.py) on a release build.
 # Usage: scripts/bench.sh [--quick] [--no-install] [--pg MAJOR...] [bench.py args]
-# (a full run without --pg: PostgreSQL 15 and 18)
+# (a full run without --pg: PostgreSQL 18, and 15 for the workloads whose peers differ)
 # A full run writes its report and charts to bench/report/ (committed: what the README cites);
 # --quick (run by make test) writes to the scratch directory and checks no thresholds.
 set -euo pipefail
@@ -16,7 +16,8 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
-# --quick runs on every tested major; a full run, on the oldest and the newest (under 20 minutes).
+# --quick runs on every tested major; a full run, on the newest and the oldest (bench.py says which
+# workloads run where; under 20 minutes).
 if [ ${#majors[@]} -eq 0 ]; then
   if [ $quick = 1 ]; then read -ra majors <<<"$(test_majors)"; else majors=(15 18); fi
 fi
