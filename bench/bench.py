@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 FULL = dict(gen_rows=2_000_000, gen_runs=3, insert_rows=10_000_000, pgbench_seconds=1, insert_rounds=3,
-            sort_rows=3_000_000, sort_runs=3, range_rows=10_000_000, range_runs=31, io_rows=10_000_000, io_runs=3)
+            sort_rows=3_000_000, sort_runs=5, range_rows=10_000_000, range_runs=31, io_rows=10_000_000, io_runs=3)
 QUICK = dict(gen_rows=20_000, gen_runs=2, insert_rows=50_000, pgbench_seconds=1, insert_rounds=1,
              sort_rows=50_000, sort_runs=1, range_rows=200_000, range_runs=2, io_rows=50_000, io_runs=1)
 # Sizes from the environment, for a quick look at one workload (HLCULID_BENCH_IO_ROWS=2000000).
