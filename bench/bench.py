@@ -112,6 +112,10 @@ def generation(c, pg, cfg, report, quick):
                   for name, (m, lo, hi) in med.items()])
     report.data.setdefault("generation", {})[pg] = {k: (v[0] - base) / n * 1e9 for k, v in med.items()
                                                       if not k.startswith("count(*)") and "generate_n" not in k}
+    # n ids as rows, whole query time per id (median, min, max): one call per id against batches
+    report.data.setdefault("batch", {})[pg] = {
+        k: tuple(x / n * 1e9 for x in med[m]) for k, m in (("hlculid_generate()", "hlculid_generate()"),
+                                                          ("hlculid_generate_n(1000)", "hlculid_generate_n(1000), per id"))}
 
     def rate(query, k, ids):
         conns = [c.connect() for _ in range(k)]
@@ -473,13 +477,18 @@ def charts(report, out):
     import matplotlib.pyplot as plt
     made = []
 
-    def bars(name, title, ylabel, series):
+    def bars(name, title, ylabel, series, spread=None):
         fig, ax = plt.subplots(figsize=(8, 4))
         labels = list(dict.fromkeys(k for s in series.values() for k in s))
         width = 0.8 / max(len(series), 1)
         for i, (sname, values) in enumerate(series.items()):
             xs = [j + i * width for j in range(len(labels))]
-            ax.bar(xs, [values.get(k, 0) for k in labels], width, label=sname)
+            ys = [values.get(k, 0) for k in labels]
+            err = None
+            if spread:  # min-max whiskers
+                lo_hi = [spread[sname].get(k, (y, y)) for k, y in zip(labels, ys)]
+                err = [[y - lo for y, (lo, _) in zip(ys, lo_hi)], [hi - y for y, (_, hi) in zip(ys, lo_hi)]]
+            ax.bar(xs, ys, width, label=sname, yerr=err, capsize=3 if err else 0)
         ax.set_xticks([j + width * (len(series) - 1) / 2 for j in range(len(labels))])
         ax.set_xticklabels(labels, rotation=15, ha="right", fontsize=8)
         ax.set_title(title)
@@ -512,6 +521,11 @@ def charts(report, out):
     if "generation" in d:
         bars("generation", "Generation cost (lower is better)", "ns per id, net of count(*)",
              {f"PostgreSQL {pg}": v for pg, v in d["generation"].items()})
+    if "batch" in d:
+        bars("batch", "Per-id time, n ids as rows: a call per id or batches of 1,000 (lower is better)",
+             "ns per id, median with min-max",
+             {f"PostgreSQL {pg}": {k: t[0] for k, t in v.items()} for pg, v in d["batch"].items()},
+             {f"PostgreSQL {pg}": {k: t[1:] for k, t in v.items()} for pg, v in d["batch"].items()})
     if "scaling" in d:
         lines("scaling", "Generation: rate at k backends over the rate at one (higher is better)", "backends",
               "scaling", {f"PG{pg} {name}": v for pg, s in d["scaling"].items() for name, v in s.items()})
