@@ -22,6 +22,10 @@ if [ ${#majors[@]} -eq 0 ]; then
   if [ $quick = 1 ]; then read -ra majors <<<"$(test_majors)"; else majors=(15 18); fi
 fi
 mkdir -p "$RUN_ROOT"
+# One run at a time per checkout: two would share the machine and spoil each other's figures.
+# The lock is held by the open descriptor, through the exec below, until bench.py exits.
+exec 9>"$RUN_ROOT/bench.lock"
+flock -n 9 || { echo "bench: another run of this checkout is in progress ($RUN_ROOT/bench.lock)" >&2; exit 1; }
 [ $install = 1 ] && "$REPO/scripts/install.sh" "${majors[@]}"
 out=$REPO/bench/report
 [ $quick = 1 ] && out=$RUN_ROOT/bench-quick
