@@ -535,8 +535,8 @@ def charts(report, out):
         lines("scaling", "Generation: rate at k backends over the rate at one (higher is better)", "backends",
               "scaling", {f"PG{pg} {name}": v for pg, s in d["scaling"].items() for name, v in s.items()})
     if "inserts" in d:
+        picked = {f"PG{pg} {k}": r for pg, v in d["inserts"].items() for k, r in v.items()}
         for batch in (1, 100):
-            picked = {f"PG{pg} {k}": r for pg, v in d["inserts"].items() for k, r in v.items()}
             lines(f"clients-{batch}", f"Inserts, {batch} row{'s' if batch > 1 else ''}/tx, table of 10M rows: "
                   "median, min-max band (higher is better)", "pgbench clients", "rows/s",
                   {k: {cl: r["per"][(b, cl)][0] for (b, cl) in r["per"] if b == batch} for k, r in picked.items()},
