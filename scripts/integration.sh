@@ -5,14 +5,16 @@
 # into every major set up here (the pg_upgrade test needs the old major's too).
 # Usage: scripts/integration.sh MAJOR [pytest args...]
 set -euo pipefail
+shopt -s extglob
 . "$(dirname "$0")/env.sh"
 major=$1; shift
 mkdir -p "$RUN_ROOT"
 for m in $ALL_MAJORS; do
   dir=$("$(pg_config_for "$m")" --sharedir)/extension
-  for f in "$REPO"/sql/released/hlculid--*.pg"$m".sql; do
+  # hlculid--V.pgM.sql: built for one major (0.1.x); hlculid--V.sql: the same on every major
+  for f in "$REPO"/sql/released/hlculid--*.pg"$m".sql "$REPO"/sql/released/hlculid--+([0-9.]).sql; do
     [ -e "$f" ] || continue
-    v=$(basename "$f" | sed -E 's/^hlculid--(.+)\.pg[0-9]+\.sql$/\1/')
+    v=$(basename "$f" | sed -E 's/^hlculid--([0-9.]+[0-9])(\.pg[0-9]+)?\.sql$/\1/')
     install -m 644 "$f" "$dir/hlculid--$v.sql"
   done
 done

@@ -11,9 +11,12 @@ from pgcluster import PG
 
 REPO = Path(__file__).resolve().parents[2]
 CURRENT = re.search(r'^version = "(.+)"', (REPO / "Cargo.toml").read_text(), re.M).group(1)
-# Released versions with an install script for the major under test (0.1.0 was built for 15 and 18).
-RELEASED = sorted({re.match(r"hlculid--(.+)\.pg\d+\.sql", p.name).group(1)
-                   for p in (REPO / "sql" / "released").glob(f"hlculid--*.pg{PG}.sql")})
+# Released versions with an install script for the major under test: hlculid--V.pgM.sql for the
+# 0.1.x scripts built per major (0.1.0 for 15 and 18 only), hlculid--V.sql from 0.2.0 on (one text
+# for every major).
+RELEASED = sorted({re.match(r"hlculid--([0-9.]+?)(\.pg\d+)?\.sql", p.name).group(1)
+                   for p in (REPO / "sql" / "released").glob("hlculid--*.sql")
+                   if re.fullmatch(rf"hlculid--[0-9.]+?(\.pg{PG})?\.sql", p.name)})
 
 # Every object of the extension, described with everything that defines its behaviour.
 CATALOG = r"""
