@@ -7,7 +7,11 @@
 //! [`SharedClock`] holds the state in atomics so that every backend of a server can advance it
 //! with compare-and-swap and no lock. It never issues a value above `reserved`, the high-water
 //! mark already made durable on disk, so that after a restart the clock can resume above every
-//! value it ever issued. The caller owns the clock source and the disk; this module only decides.
+//! value it ever issued; nor one whose millisecond lies more than the run-ahead bound beyond its
+//! anchor (the wall clock, or where a restart, an observe, a recovery or a backward step of the
+//! wall clock put the clock), so the rate of generation alone never drives ids into the future.
+//! A value refused for either reason is not taken: the clock does not move. The caller owns the
+//! clock source and the disk ([`crate::durable`] drives the protocol); this module only decides.
 
 use crate::layout::MAX_MS;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,12 +19,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Largest backward step of the wall clock, in ms, that passes without a warning.
 pub const BACKWARD_STEP_THRESHOLD_MS: u64 = 10;
 
-/// The send rule on plain values. `None` when the 64-bit clock is exhausted (year 10889).
-#[inline]
-pub fn send(l: u64, now_ms: u64) -> Option<u64> {
-    let wall = now_ms.saturating_mul(1 << 16);
-    Some(l.checked_add(1)?.max(wall))
-}
+/// The run-ahead bound of a new clock: the server's default `hlculid.max_clock_skew`.
+pub const DEFAULT_MAX_RUN_AHEAD_MS: u64 = 500;
 
 /// Why a clock operation cannot complete now.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -39,6 +39,10 @@ pub enum ClockError {
     /// reads; callers map readings before it to 0) or after [`MAX_MS`]. Nothing was changed: a
     /// clock in year 10890 must not push the durable mark to the end of the range.
     WallClockOutOfRange,
+    /// The values asked for lie beyond the run-ahead bound: generation has pushed logical time
+    /// as far ahead of its anchor as allowed. Nothing was taken; the bound moves with the wall
+    /// clock, at the earliest `wait_ms` from now.
+    AtBound { wait_ms: u64 },
 }
 
 /// One generated value and what happened while making it.
@@ -49,7 +53,7 @@ pub struct Tick {
     pub backward_step_ms: Option<u64>,
 }
 
-/// Counters exposed by `hlculid_clock()`.
+/// Counters exposed by `hlculid_clock()` and `hlculid_clock_pacing()`.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
     pub logical: u64,
@@ -58,16 +62,29 @@ pub struct Stats {
     pub backward_jumps: u64,
     pub overflows: u64,
     pub observes: u64,
+    /// The logical value the run-ahead bound counts from when the wall clock is behind it.
+    pub anchor: u64,
+    pub max_run_ahead_ms: u64,
+    /// Generation calls that waited at the run-ahead bound.
+    pub waits: u64,
 }
 
-/// Beyond this the clock refuses to tick (year 10889). Nothing moves `logical` above it but the
-/// `fetch_add` of a tick that saw it below, at most two per tick of at most [`MAX_BATCH`] values,
-/// so it exceeds this by less than 2 * 2^16 times the number of ticks in flight at once (one per
-/// process; PostgreSQL allows fewer than 2^18): less than 2^35, far from wrapping.
+/// Beyond this the clock refuses to tick (year 10889). Every tick checks its values against a
+/// limit below it before taking them; only a `fetch_add` racing others that checked at the same
+/// time can pass the limit, by at most one batch of [`MAX_BATCH`] per process in flight
+/// (PostgreSQL allows fewer than 2^18): less than 2^34, far from wrapping.
 pub const EXHAUSTED: u64 = u64::MAX - (1 << 40);
 
-/// The most values one [`tick_n`](SharedClock::tick_n) takes: one millisecond's counter.
+/// The most values one [`tick_n_reading`](SharedClock::tick_n_reading) takes: one
+/// millisecond's counter.
 pub const MAX_BATCH: u64 = 1 << 16;
+
+/// Below this distance from its limit the clock takes values with a compare-and-swap, which
+/// never passes the limit; further away, with one `fetch_add`, which scales better but lets
+/// takers that checked the limit at once all add. A limit could be passed only by more than
+/// `FETCH_ADD_MARGIN / n` takers between their check and their add (2^19 for single ids, more
+/// processes than PostgreSQL allows), and even then the values past it are refused, not returned.
+const FETCH_ADD_MARGIN: u64 = 8 * MAX_BATCH;
 
 /// Whether a wall clock reading is one the clock accepts (see [`ClockError::WallClockOutOfRange`]).
 #[inline]
@@ -81,6 +98,21 @@ fn wall_value(now_ms: u64) -> Option<u64> {
     wall_in_range(now_ms).then(|| (now_ms << 16).min(EXHAUSTED))
 }
 
+/// Why `last` cannot be issued now: past the run-ahead `bound` (wait for the wall clock), or past
+/// the reservation (make a mark durable).
+fn refusal(last: u64, bound: u64, now_ms: u64, run_ahead_ms: u64) -> ClockError {
+    if last > bound {
+        // The bound reaches `last` once the wall clock reads `last`'s ms minus the run-ahead.
+        let wait_ms = (last >> 16)
+            .saturating_sub(run_ahead_ms)
+            .saturating_sub(now_ms)
+            .max(1);
+        ClockError::AtBound { wait_ms }
+    } else {
+        ClockError::NeedsReservation { needed: last }
+    }
+}
+
 /// The clock shared by all backends of one server (it lives in shared memory, so it is
 /// `repr(C)` and made only of atomics). `logical` is written by every id; the padding keeps it
 /// alone on its cache line, so the read-mostly fields beside it are not invalidated each time.
@@ -92,14 +124,20 @@ pub struct SharedClock {
     _pad_after: [u64; 15],
     reserved: AtomicU64,
     last_wall_ms: AtomicU64,
+    /// Where something other than the rate of generation put the clock (a restart's mark, an
+    /// observed id, a recovery floor, the wall clock before a backward step): a logical value.
+    anchor: AtomicU64,
+    max_run_ahead_ms: AtomicU64,
     backward_jumps: AtomicU64,
     overflows: AtomicU64,
     observes: AtomicU64,
+    waits: AtomicU64,
 }
 
 impl SharedClock {
     /// A clock resuming from a persisted high-water mark: everything issued before was at most
-    /// `persisted`, so the next value is above it whatever the wall clock says.
+    /// `persisted`, so the next value is above it whatever the wall clock says. The run-ahead
+    /// bound counts from there too (the restart put the clock there, not generation).
     pub const fn resume(persisted: u64) -> SharedClock {
         SharedClock {
             _pad_before: [0; 8],
@@ -107,10 +145,25 @@ impl SharedClock {
             _pad_after: [0; 15],
             reserved: AtomicU64::new(persisted),
             last_wall_ms: AtomicU64::new(0),
+            anchor: AtomicU64::new(persisted),
+            max_run_ahead_ms: AtomicU64::new(DEFAULT_MAX_RUN_AHEAD_MS),
             backward_jumps: AtomicU64::new(0),
             overflows: AtomicU64::new(0),
             observes: AtomicU64::new(0),
+            waits: AtomicU64::new(0),
         }
+    }
+
+    /// Sets the run-ahead bound: no value is issued whose millisecond lies more than `ms` beyond
+    /// the later of the wall clock and the anchor.
+    pub fn set_max_run_ahead(&self, ms: u64) {
+        self.max_run_ahead_ms
+            .store(ms.min(MAX_MS), Ordering::Relaxed);
+    }
+
+    /// Counts one generation call that waited at the run-ahead bound.
+    pub fn count_wait(&self) {
+        self.waits.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Records a wall clock reading; returns the size of a backward step the first time it is seen.
@@ -129,11 +182,14 @@ impl SharedClock {
             return None;
         }
         // Only the caller that moves the mark down from what it saw reports the step, so it is
-        // reported once.
+        // reported once. The clock stays where the wall clock was before the step: the bound
+        // counts from there, so generation goes on without waiting while the wall clock is behind.
         self.last_wall_ms
             .compare_exchange(seen, now_ms, Ordering::Release, Ordering::Relaxed)
             .ok()
             .map(|_| {
+                self.anchor
+                    .fetch_max((seen << 16).min(EXHAUSTED), Ordering::AcqRel);
                 self.backward_jumps.fetch_add(1, Ordering::Relaxed);
                 step
             })
@@ -177,9 +233,9 @@ impl SharedClock {
 
     /// The send rule: the next value, strictly greater than every value this clock returned.
     ///
-    /// Each value is taken by one atomic step on `logical` (an add, or a max when the wall clock
-    /// is ahead), so every returned value is a distinct state of a counter that never goes
-    /// down. A value taken and then refused (past the reservation) is never returned: it is a gap.
+    /// Each value is taken by one atomic step on `logical`, so every returned value is a distinct
+    /// state of a counter that never goes down. Values that would pass the reservation or the
+    /// run-ahead bound are refused before they are taken: the clock does not move.
     ///
     /// `now_ms` is taken as read just now; a reading held across a wait can be mistaken for a
     /// backward step, so live callers use [`tick_reading`](Self::tick_reading).
@@ -197,49 +253,71 @@ impl SharedClock {
         if reserved >= EXHAUSTED {
             return Err(ClockError::Exhausted);
         }
+        // The last value of the bound's millisecond: `max_run_ahead_ms` past the later of the
+        // wall clock and the anchor.
+        let base_ms = (self.anchor.load(Ordering::Acquire) >> 16).max(now_ms);
+        let bound_ms = base_ms.saturating_add(self.max_run_ahead_ms.load(Ordering::Relaxed));
+        let bound = bound_ms
+            .saturating_add(1)
+            .saturating_mul(1 << 16)
+            .saturating_sub(1);
+        let limit = reserved.min(bound);
         loop {
-            // Refused ticks (past the reservation) still add, so without this check a disk that
-            // never takes the mark could walk `logical` to the end of u64.
-            if self.logical.load(Ordering::Relaxed) >= EXHAUSTED {
+            let l = self.logical.load(Ordering::Relaxed);
+            if l >= EXHAUSTED {
                 return Err(ClockError::Exhausted);
             }
-            // Under load the clock is at or ahead of the wall clock and one add is the whole rule.
-            let taken = self.logical.fetch_add(n, Ordering::AcqRel) + 1;
-            let (value, overflowed) = if taken >= wall {
-                // A carry into a millisecond the wall clock has not reached: logical time runs
-                // ahead. (For n = 1: taken & 0xFFFF == 0.)
-                let last = taken + (n - 1);
-                (
-                    taken,
-                    (taken - 1) >> 16 != last >> 16 && now_ms < last >> 16,
-                )
-            } else if self.logical.fetch_max(wall + (n - 1), Ordering::AcqRel) < wall {
-                (wall, false) // this caller moved the clock up to the wall clock
-            } else {
-                continue; // another caller got there first: take the next value after it
-            };
-            if value + (n - 1) > reserved {
-                return Err(ClockError::NeedsReservation {
-                    needed: value + (n - 1),
-                });
+            let first = (l + 1).max(wall);
+            let last = first + (n - 1);
+            if last > limit {
+                return Err(refusal(last, bound, now_ms, bound_ms - base_ms));
             }
-            if overflowed {
+            let first = if first == l + 1 && last.saturating_add(FETCH_ADD_MARGIN) <= limit {
+                // Under load the clock is at or ahead of the wall clock and one add is the rule.
+                // Others may add between our load and our add, so the values are checked again.
+                let first = self.logical.fetch_add(n, Ordering::AcqRel) + 1;
+                let last = first + (n - 1);
+                if last > limit {
+                    return Err(refusal(last, bound, now_ms, bound_ms - base_ms));
+                }
+                first
+            } else {
+                // Near a limit, or moving up to the wall clock: exact, and nothing moves unless
+                // the whole batch is issued.
+                if self
+                    .logical
+                    .compare_exchange_weak(l, last, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_err()
+                {
+                    continue;
+                }
+                first
+            };
+            let last = first + (n - 1);
+            // A carry into a millisecond the wall clock has not reached: logical time runs ahead.
+            if first > wall && (first - 1) >> 16 != last >> 16 && now_ms < last >> 16 {
                 self.overflows.fetch_add(1, Ordering::Relaxed);
             }
             return Ok(Tick {
-                logical: value,
+                logical: first,
                 backward_step_ms,
             });
         }
     }
 
     /// The receive rule: afterwards every value from [`tick`](Self::tick) is above `remote`.
-    /// Refused, leaving the clock unchanged, when `remote` is more than `max_skew_ms` ahead.
+    /// Refused, leaving the clock unchanged, when `remote` is more than `max_skew_ms` ahead,
+    /// unless the clock is already at or above it (then there is nothing to do, whatever the
+    /// wall clock reads: a server can always observe its own ids).
     pub fn observe(&self, remote: u64, now_ms: u64, max_skew_ms: u64) -> Result<(), ClockError> {
+        let remote = remote.min(EXHAUSTED);
+        if remote <= self.logical.load(Ordering::Acquire) {
+            self.observes.fetch_add(1, Ordering::Relaxed);
+            return Ok(());
+        }
         if !wall_in_range(now_ms) {
             return Err(ClockError::WallClockOutOfRange);
         }
-        let remote = remote.min(EXHAUSTED);
         let remote_ms = remote >> 16;
         let ahead_ms = remote_ms.saturating_sub(now_ms);
         if ahead_ms > max_skew_ms {
@@ -248,6 +326,8 @@ impl SharedClock {
         if remote > self.reserved.load(Ordering::Acquire) {
             return Err(ClockError::NeedsReservation { needed: remote });
         }
+        // The anchor first: a tick between the two must not find the clock past its bound.
+        self.anchor.fetch_max(remote, Ordering::AcqRel);
         self.logical.fetch_max(remote, Ordering::AcqRel);
         self.observes.fetch_add(1, Ordering::Relaxed);
         Ok(())
@@ -281,8 +361,14 @@ impl SharedClock {
     /// [`observe`](Self::observe) there is no skew bound and no reservation check: the caller
     /// has just made a mark above `floor` durable.
     pub fn raise_floor(&self, floor: u64) {
-        self.logical
-            .fetch_max(floor.min(EXHAUSTED), Ordering::AcqRel);
+        let floor = floor.min(EXHAUSTED);
+        self.anchor.fetch_max(floor, Ordering::AcqRel);
+        self.logical.fetch_max(floor, Ordering::AcqRel);
+    }
+
+    /// The durable high-water mark published last.
+    pub fn reserved(&self) -> u64 {
+        self.reserved.load(Ordering::Acquire)
     }
 
     /// Publishes a high-water mark that is now durable. Never moves it down.
@@ -298,6 +384,9 @@ impl SharedClock {
             backward_jumps: self.backward_jumps.load(Ordering::Relaxed),
             overflows: self.overflows.load(Ordering::Relaxed),
             observes: self.observes.load(Ordering::Relaxed),
+            anchor: self.anchor.load(Ordering::Relaxed),
+            max_run_ahead_ms: self.max_run_ahead_ms.load(Ordering::Relaxed),
+            waits: self.waits.load(Ordering::Relaxed),
         }
     }
 }

@@ -13,7 +13,8 @@
 //! assert_eq!(b.publisher(), 7);
 //! ```
 
-use crate::clock::{ClockError, SharedClock, Stats, EXHAUSTED};
+use crate::clock::{SharedClock, Stats, EXHAUSTED};
+use crate::durable::{DurableClock, MarkStore, Refusal};
 use crate::layout::Id;
 use crate::persist;
 use crate::random::RandomSource;
@@ -83,14 +84,49 @@ pub struct Generator {
     clock: SharedClock,
     publisher: u16,
     max_skew_ms: u64,
-    mark: Option<Mark>,
+    mark: Mark,
+    window_ms: u64,
 }
 
-/// The durable high-water mark: its directory, the window kept ahead, and a lock for writes.
-struct Mark {
-    dir: PathBuf,
-    window_ms: u64,
-    writing: Mutex<()>,
+/// Where the generator's high-water mark is durable: nowhere (everything is reserved from the
+/// start), or a file in a directory, with a lock for writes.
+enum Mark {
+    InMemory,
+    File { dir: PathBuf, writing: Mutex<()> },
+}
+
+impl MarkStore for Mark {
+    type Error = Error;
+
+    fn serialised<R>(&self, f: impl FnOnce() -> R) -> R {
+        match self {
+            Mark::InMemory => f(),
+            Mark::File { writing, .. } => {
+                let _writing = writing.lock().unwrap_or_else(|e| e.into_inner());
+                f()
+            }
+        }
+    }
+
+    fn store(&self, mark: u64) -> Result<(), Error> {
+        match self {
+            // everything was reserved: asking for more means the range is used up
+            Mark::InMemory => Err(Error::Exhausted),
+            Mark::File { dir, .. } => persist::store(dir, mark).map_err(Error::MarkWrite),
+        }
+    }
+}
+
+impl From<Refusal<Error>> for Error {
+    fn from(r: Refusal<Error>) -> Error {
+        match r {
+            Refusal::Store(e) => e,
+            Refusal::Exhausted => Error::Exhausted,
+            Refusal::WallClockOutOfRange => Error::WallClockOutOfRange,
+            Refusal::TooFarAhead { ahead_ms } => Error::TooFarAhead { ahead_ms },
+            Refusal::BadBatch => Error::BadBatch,
+        }
+    }
 }
 
 /// Options for a [`Generator`]: see [`Generator::builder`].
@@ -103,7 +139,10 @@ pub struct Builder {
 
 impl Builder {
     /// How far ahead of the local clock an id passed to [`Generator::observe`] may be
-    /// (default 500 ms, like the server's `hlculid.max_clock_skew`).
+    /// (default 500 ms, like the server's `hlculid.max_clock_skew`). Also the run-ahead bound:
+    /// generation never pushes the clock more than this beyond the system clock (or beyond where
+    /// a restart, an observe or a backward step of the system clock put it); at the bound,
+    /// `generate` waits for the system clock to move on.
     pub fn max_skew(mut self, skew: Duration) -> Builder {
         self.max_skew = skew;
         self
@@ -148,23 +187,28 @@ impl Builder {
         if let Some(floor) = self.floor {
             clock.raise_floor(floor.logical());
         }
-        let mark = match self.mark {
+        let max_skew_ms = millis(self.max_skew);
+        clock.set_max_run_ahead(max_skew_ms);
+        let (mark, window_ms) = match self.mark {
             None => {
                 // nothing to persist: every value is reserved
                 clock.set_reserved(EXHAUSTED - 1);
-                None
+                (Mark::InMemory, 0)
             }
-            Some((dir, window)) => Some(Mark {
-                dir,
-                window_ms: window.as_millis().min(u64::MAX as u128) as u64,
-                writing: Mutex::new(()),
-            }),
+            Some((dir, window)) => (
+                Mark::File {
+                    dir,
+                    writing: Mutex::new(()),
+                },
+                millis(window),
+            ),
         };
         Ok(Generator {
             clock,
             publisher: self.publisher,
-            max_skew_ms: self.max_skew.as_millis().min(u64::MAX as u128) as u64,
+            max_skew_ms,
             mark,
+            window_ms,
         })
     }
 }
@@ -193,6 +237,15 @@ fn random48() -> Result<u64, Error> {
             }
         }
     })
+}
+
+fn millis(d: Duration) -> u64 {
+    d.as_millis().min(u64::MAX as u128) as u64
+}
+
+/// Waits at the run-ahead bound: short sleeps, since the clock is read again after each.
+fn pace(wait_ms: u64) {
+    std::thread::sleep(Duration::from_millis(wait_ms.clamp(1, 10)));
 }
 
 /// The system clock in Unix ms; 0 before the epoch, which the clock refuses.
@@ -241,56 +294,26 @@ impl Generator {
     }
 
     fn take(&self, n: u64) -> Result<u64, Error> {
-        let (mut now, mut result) = self.clock.tick_n_reading(now_ms, n);
-        loop {
-            match result {
-                Ok(t) => return Ok(t.logical),
-                Err(ClockError::NeedsReservation { needed }) => self.reserve(needed, now)?,
-                Err(ClockError::Exhausted) => return Err(Error::Exhausted),
-                Err(ClockError::WallClockOutOfRange) => return Err(Error::WallClockOutOfRange),
-                Err(ClockError::BadBatch) => return Err(Error::BadBatch),
-                Err(ClockError::TooFarAhead { .. }) => unreachable!("tick never checks skew"),
-            }
-            (now, result) = self.clock.tick_n_reading(now_ms, n);
-        }
+        Ok(self.durable().take(n, now_ms, pace)?.logical)
+    }
+
+    fn durable(&self) -> DurableClock<'_, Mark> {
+        DurableClock::new(&self.clock, &self.mark, self.window_ms)
     }
 
     /// The receive rule: every id generated afterwards sorts after `remote` (an id received
     /// from another publisher). Refused, leaving the clock unchanged, when `remote` is further
-    /// ahead of the local clock than the skew bound.
+    /// ahead of the local clock than the skew bound (unless the clock is already past it).
     pub fn observe(&self, remote: Id) -> Result<(), Error> {
-        loop {
-            let now = now_ms();
-            match self.clock.observe(remote.logical(), now, self.max_skew_ms) {
-                Ok(()) => return Ok(()),
-                Err(ClockError::NeedsReservation { needed }) => self.reserve(needed, now)?,
-                Err(ClockError::TooFarAhead { ahead_ms }) => {
-                    return Err(Error::TooFarAhead { ahead_ms })
-                }
-                Err(ClockError::Exhausted) => return Err(Error::Exhausted),
-                Err(ClockError::WallClockOutOfRange) => return Err(Error::WallClockOutOfRange),
-                Err(ClockError::BadBatch) => unreachable!("observe takes no batch"),
-            }
-        }
+        Ok(self
+            .durable()
+            .observe(remote.logical(), self.max_skew_ms, now_ms)?)
     }
 
-    /// The clock's counters (backward steps of the system clock seen, counter carries, observes).
+    /// The clock's counters (backward steps of the system clock seen, counter carries, observes,
+    /// waits at the run-ahead bound).
     pub fn stats(&self) -> Stats {
         self.clock.stats()
-    }
-
-    fn reserve(&self, needed: u64, now: u64) -> Result<(), Error> {
-        let Some(mark) = &self.mark else {
-            return Err(Error::Exhausted); // everything was reserved: the range is used up
-        };
-        let _writing = mark.writing.lock().unwrap_or_else(|e| e.into_inner());
-        if self.clock.stats().reserved >= needed {
-            return Ok(()); // another thread got there first
-        }
-        let value = self.clock.reservation_for(needed, now, mark.window_ms);
-        persist::store(&mark.dir, value).map_err(Error::MarkWrite)?;
-        self.clock.set_reserved(value);
-        Ok(())
     }
 }
 

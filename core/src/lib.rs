@@ -24,6 +24,7 @@
 
 pub mod binary;
 pub mod clock;
+pub mod durable;
 pub mod generator;
 pub mod layout;
 pub mod persist;

@@ -13,6 +13,11 @@ fn open_clock(start: u64) -> SharedClock {
     c
 }
 
+/// The send rule on plain values, the model the atomic implementation is checked against.
+fn send(l: u64, now_ms: u64) -> Option<u64> {
+    Some(l.checked_add(1)?.max(now_ms.saturating_mul(1 << 16)))
+}
+
 fn tick(c: &SharedClock, now: u64) -> u64 {
     c.tick(now).unwrap().logical
 }
@@ -240,17 +245,18 @@ fn never_issues_beyond_the_reservation() {
     let h = c.reservation_for(1000 * MS, 1000, 2000);
     assert_eq!(h, 3000 * MS);
     c.set_reserved(h);
-    // The refused value 1000:0 was taken, so it stays a gap and is never returned.
-    assert_eq!(tick(&c, 1000), 1000 * MS + 1);
+    // The refused value 1000:0 was not taken: it is the next one returned.
+    assert_eq!(tick(&c, 1000), 1000 * MS);
     assert_eq!(tick(&c, 2999), 2999 * MS);
     assert_eq!(tick(&c, 3000), 3000 * MS);
     assert_eq!(
         c.tick(3001),
         Err(ClockError::NeedsReservation { needed: 3001 * MS })
     );
-    // The refused value is never returned; once reserved, the next tick is above it.
+    // Nothing moved while it was refused; once reserved, it is returned.
+    assert_eq!(c.stats().logical, 3000 * MS);
     c.set_reserved(c.reservation_for(3001 * MS, 3001, 2000));
-    assert_eq!(tick(&c, 3001), 3001 * MS + 1);
+    assert_eq!(tick(&c, 3001), 3001 * MS);
     // An observe past the reservation asks for one too, and changes nothing yet.
     let before = c.stats();
     assert_eq!(
@@ -440,13 +446,6 @@ proptest! {
             }
         }
     }
-
-    #[test]
-    fn send_is_strictly_increasing(l in 0..u64::MAX, now in 0..=crate::layout::MAX_MS) {
-        let n = send(l, now).unwrap();
-        prop_assert!(n > l);
-        prop_assert!(n >= now << 16);
-    }
 }
 
 #[test]
@@ -472,19 +471,23 @@ fn a_wall_clock_outside_the_range_is_refused_and_changes_nothing() {
 }
 
 #[test]
-fn logical_never_passes_the_end_however_often_reservations_fail() {
+fn refused_ticks_never_move_the_clock_however_often_they_are_retried() {
     // The disk never takes the mark: every tick is refused, and none may walk `logical` on.
-    let c = SharedClock::resume(EXHAUSTED - 3);
-    let mut refused = 0;
-    for _ in 0..100_000 {
-        match c.tick(1_000) {
-            Err(ClockError::NeedsReservation { .. }) => refused += 1,
-            Err(ClockError::Exhausted) => {}
-            other => panic!("unexpected {other:?}"),
+    for start in [5_000 * MS, EXHAUSTED - 3] {
+        let c = SharedClock::resume(start);
+        for now in [1_000, 5_000, 5_001, 9_000] {
+            for n in [1, 100, MAX_BATCH] {
+                for _ in 0..1_000 {
+                    let (_, t) = c.tick_n_reading(|| now, n);
+                    assert!(
+                        matches!(t, Err(ClockError::NeedsReservation { .. })),
+                        "{t:?}"
+                    );
+                }
+            }
         }
+        assert_eq!(c.stats().logical, start);
     }
-    assert_eq!(refused, 3);
-    assert_eq!(c.stats().logical, EXHAUSTED);
     // nor a floor or an observed id from the end of the range
     let c = SharedClock::resume(0);
     c.raise_floor(u64::MAX);
@@ -503,7 +506,7 @@ fn the_wall_clock_at_the_end_of_the_range_cannot_lift_the_clock_past_exhausted()
     for _ in 0..1000 {
         assert_eq!(c.tick(MAX_MS), Err(ClockError::Exhausted));
     }
-    assert_eq!(c.stats().logical, EXHAUSTED);
+    assert_eq!(c.stats().logical, 0);
 }
 
 #[test]
@@ -545,8 +548,8 @@ fn a_batch_past_the_reservation_asks_for_its_last_value() {
     );
     c.set_reserved(c.reservation_for(1000 * MS + 100, 1000, 1000));
     let (_, t) = c.tick_n_reading(|| 1000, 100);
-    // the refused batch left a gap; the next one starts after it
-    assert_eq!(t.unwrap().logical, 1000 * MS + 101);
+    // the refused batch took nothing: the same values are returned now
+    assert_eq!(t.unwrap().logical, 1000 * MS + 1);
 }
 
 #[test]
@@ -581,4 +584,147 @@ fn concurrent_batches_and_ticks_never_overlap() {
         .collect();
     let distinct: HashSet<u64> = all.iter().copied().collect();
     assert_eq!(distinct.len(), all.len());
+}
+
+/// A clock with plenty of reservation and the given run-ahead bound.
+fn bounded_clock(start: u64, max_run_ahead_ms: u64) -> SharedClock {
+    let c = open_clock(start);
+    c.set_max_run_ahead(max_run_ahead_ms);
+    c
+}
+
+/// Takes batches at a frozen wall clock until the bound refuses one; returns the last value
+/// returned and the refusal.
+fn run_to_bound(c: &SharedClock, now: u64) -> (u64, ClockError) {
+    let mut last = 0;
+    for _ in 0..1_000_000 {
+        match c.tick_n_reading(|| now, MAX_BATCH).1 {
+            Ok(t) => last = t.logical + MAX_BATCH - 1,
+            Err(e) => return (last, e),
+        }
+    }
+    panic!("no bound");
+}
+
+#[test]
+fn generation_at_a_frozen_wall_clock_stops_at_the_bound_and_takes_nothing() {
+    let c = bounded_clock(0, 500);
+    let (last, e) = run_to_bound(&c, 1_000);
+    // every value of ms 1000 to 1500 was issued, none after
+    assert_eq!(last, 1_501 * MS - 1);
+    assert_eq!(e, ClockError::AtBound { wait_ms: 1 });
+    let before = c.stats();
+    assert_eq!(before.logical, last);
+    for n in [1, 2, MAX_BATCH] {
+        assert!(matches!(
+            c.tick_n_reading(|| 1_000, n).1,
+            Err(ClockError::AtBound { .. })
+        ));
+    }
+    assert_eq!(c.stats(), before, "a refused tick moved the clock");
+    // the bound moves with the wall clock
+    assert_eq!(tick(&c, 1_001), last + 1);
+    // a batch reaching further asks to wait until the bound covers its last value
+    let c = bounded_clock(0, 500);
+    run_to_bound(&c, 1_000);
+    assert_eq!(
+        c.tick_n_reading(|| 990, 1).1,
+        Err(ClockError::AtBound { wait_ms: 11 })
+    );
+}
+
+#[test]
+fn a_bound_of_zero_still_issues_the_current_millisecond() {
+    let c = bounded_clock(0, 0);
+    let (last, e) = run_to_bound(&c, 7_000);
+    assert_eq!(last, 7_001 * MS - 1);
+    assert_eq!(e, ClockError::AtBound { wait_ms: 1 });
+}
+
+#[test]
+fn a_backward_step_anchors_the_bound_where_the_clock_was() {
+    let c = bounded_clock(0, 500);
+    tick(&c, 10_000);
+    // 5 s back: the clock keeps 10_000 and goes on without waiting, up to 10_500
+    let t = c.tick(5_000).unwrap();
+    assert_eq!(t.backward_step_ms, Some(5_000));
+    for _ in 0..400 {
+        c.tick_n_reading(|| 5_000, MAX_BATCH).1.unwrap();
+    }
+    let (last, e) = run_to_bound(&c, 5_000);
+    assert_eq!(last >> 16, 10_500);
+    assert_eq!(e, ClockError::AtBound { wait_ms: 5_001 });
+}
+
+#[test]
+fn a_restart_ahead_of_the_wall_clock_goes_on_without_waiting() {
+    // the mark was 1.5 s ahead when the server stopped, and the clock went back 3 s meanwhile
+    let c = SharedClock::resume(11_500 * MS);
+    c.set_reserved(EXHAUSTED - 1);
+    c.set_max_run_ahead(500);
+    assert_eq!(tick(&c, 8_500), 11_500 * MS + 1);
+    let (last, _) = run_to_bound(&c, 8_500);
+    assert_eq!(last >> 16, 12_000);
+}
+
+#[test]
+fn an_observed_id_moves_the_bound() {
+    let c = bounded_clock(0, 500);
+    tick(&c, 1_000);
+    c.observe(1_400 * MS, 1_000, 500).unwrap();
+    let (last, _) = run_to_bound(&c, 1_000);
+    assert_eq!(last >> 16, 1_900);
+    // a recovery floor too
+    c.raise_floor(5_000 * MS);
+    let (last, _) = run_to_bound(&c, 1_000);
+    assert_eq!(last >> 16, 5_500);
+}
+
+#[test]
+fn observing_an_id_at_or_below_the_clock_always_succeeds() {
+    // after a recovery the clock runs an hour ahead of the wall clock
+    let c = open_clock(0);
+    c.raise_floor((1_000 + 3_600_000) * MS);
+    let own = tick(&c, 1_000);
+    c.observe(own, 1_000, 500).unwrap();
+    c.observe(own - 5, 1_000, 500).unwrap();
+    // even with the wall clock out of range: it changes nothing
+    c.observe(own, 0, 500).unwrap();
+    assert_eq!(tick(&c, 1_000), own + 1);
+    // one above the clock is judged as before
+    assert_eq!(
+        c.observe(own + 10, 1_000, 500),
+        Err(ClockError::TooFarAhead {
+            ahead_ms: 3_600_000
+        })
+    );
+}
+
+#[test]
+fn concurrent_batches_at_a_frozen_clock_never_pass_the_bound() {
+    let c = Arc::new(bounded_clock(0, 50));
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let c = c.clone();
+            std::thread::spawn(move || {
+                let mut got = Vec::new();
+                for _ in 0..200 {
+                    match c.tick_n_reading(|| 1_000, MAX_BATCH / 4).1 {
+                        Ok(t) => got.push(t.logical),
+                        Err(ClockError::AtBound { .. }) => {}
+                        Err(e) => panic!("{e:?}"),
+                    }
+                }
+                got
+            })
+        })
+        .collect();
+    let firsts: Vec<u64> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    // 51 ms of batches were issued, each once, and the clock stopped at the bound
+    assert_eq!(firsts.len(), 51 * 4);
+    assert_eq!(firsts.iter().collect::<HashSet<_>>().len(), firsts.len());
+    assert_eq!(c.stats().logical, 1_051 * MS - 1);
 }
