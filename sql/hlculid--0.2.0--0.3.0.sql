@@ -5,6 +5,38 @@
 \echo Use "ALTER EXTENSION hlculid UPDATE TO '0.3.0'" to load this file. \quit
 
 -- == clock ==
+-- The clock is bounded: generation waits rather than push logical time more than
+-- hlculid.max_clock_skew ahead; hlculid_clock_bound() shows the bound (hlculid_clock() keeps its
+-- columns). hlculid_clock_recover(floor, allow_future) for a floor ahead of the wall clock; the
+-- one-argument form refuses such a floor. hlculid_generate_at keeps per-backend state: PARALLEL
+-- RESTRICTED.
+CREATE OR REPLACE FUNCTION "hlculid_generate_at"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
+
+CREATE  FUNCTION "hlculid_clock_bound"() RETURNS TABLE (
+	"max_run_ahead_ms" bigint,  /* i64 */
+	"run_ahead_ms" bigint,  /* i64 */
+	"anchor_time" timestamp with time zone,  /* TimestampWithTimeZone */
+	"waits" bigint  /* i64 */
+)
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_bound_wrapper';
+COMMENT ON FUNCTION hlculid_clock_bound() IS 'the run-ahead bound of this server''s clock: the bound, how far generation has pushed the clock, waits at the bound';
+
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid, /* Option < Hlculid > */
+	"allow_future" bool /* Option < bool > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
+COMMENT ON FUNCTION hlculid_clock_recover(hlculid, boolean) IS 'superuser: hlculid_clock_recover(floor), and with allow_future => true a floor further ahead of the wall clock than hlculid.max_clock_skew';
 
 -- == partitions ==
 

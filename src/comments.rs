@@ -14,6 +14,8 @@ COMMENT ON FUNCTION hlculid_create_partitions(regclass, timestamptz, timestamptz
 COMMENT ON FUNCTION hlculid_drop_partitions(regclass, timestamptz, boolean) IS 'detaches, and unless told to keep them drops, the partitions whose rows are all older than the given time';
 COMMENT ON FUNCTION hlculid_clock() IS 'state of this server''s hybrid logical clock';
 COMMENT ON FUNCTION hlculid_clock_recover(hlculid) IS 'superuser: after a damaged high-water mark, every id issued afterwards sorts after the given one';
+COMMENT ON FUNCTION hlculid_clock_recover(hlculid, boolean) IS 'superuser: hlculid_clock_recover(floor), and with allow_future => true a floor further ahead of the wall clock than hlculid.max_clock_skew';
+COMMENT ON FUNCTION hlculid_clock_bound() IS 'the run-ahead bound of this server''s clock: the bound, how far generation has pushed the clock, waits at the bound';
 COMMENT ON FUNCTION hlculid_ts(hlculid) IS 'time embedded in the id, to the millisecond';
 COMMENT ON FUNCTION hlculid_counter(hlculid) IS 'logical counter field of the id (0-65535)';
 COMMENT ON FUNCTION hlculid_publisher(hlculid) IS 'publisher field of the id (0-65535)';

@@ -4,7 +4,7 @@
 
 use crate::errors::Condition;
 use crate::settings::{self, PublisherSource};
-use crate::shmem;
+use crate::{server_clock, shmem};
 use pgrx::bgworkers::{
     BackgroundWorker, BackgroundWorkerBuilder, BgWorkerStartTime, SignalWakeFlags,
 };
@@ -47,7 +47,7 @@ pub extern "C-unwind" fn hlculid_hwm_writer_main(_arg: pg_sys::Datum) {
     log_publisher();
     let mut failing = false;
     loop {
-        match shmem::refresh() {
+        match server_clock::refresh() {
             Ok(()) if failing => {
                 failing = false;
                 log!("hlculid: the high-water mark file can be written again");
@@ -71,6 +71,8 @@ pub extern "C-unwind" fn hlculid_hwm_writer_main(_arg: pg_sys::Datum) {
         if BackgroundWorker::sighup_received() {
             // SAFETY: what a backend does on SIGHUP, in a process attached to shared memory.
             unsafe { pg_sys::ProcessConfigFile(pg_sys::GucContext::PGC_SIGHUP) };
+            // The run-ahead bound is hlculid.max_clock_skew, one value for every backend.
+            shmem::clock().set_max_run_ahead(settings::max_clock_skew_ms());
         }
     }
 }

@@ -19,16 +19,22 @@ macro_rules! v1_function_info {
     };
 }
 
+mod backend_local;
 mod comments;
 mod datum;
 mod errors;
 mod extract;
-mod generator;
+mod generate;
+mod generate_at;
 mod hwm_writer;
+mod introspect;
 mod io;
+mod observe;
 mod ops;
 mod partitions;
 mod pg_c;
+mod recover;
+mod server_clock;
 mod settings;
 mod shmem;
 
