@@ -11,12 +11,23 @@ function format(buf) {
   return `${h.slice(0, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
 
-// Any of the server's hex text forms -> the canonical string (ULIDs: send them as text and let
-// the server parse them).
+// Any text form the server accepts -> the canonical string; exactly the server's forms (see
+// tests/data/text_forms.json): 12-4-4-12 hex, 32 hex digits, 8-4-4-4-12, or a 26-character
+// ULID (Crockford base32 without the I/L/O aliases, first character 0-7), in any letter case.
+// Nothing else: no white space, braces, prefixes or non-ASCII look-alikes.
+const HEX_FORM = /^(?:[0-9A-Fa-f]{12}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}|[0-9A-Fa-f]{32}|[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12})$/;
+const ULID_FORM = /^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$/;
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 function canonical(text) {
-  const hex = text.replace(/-/g, '');
-  if (!/^[0-9a-fA-F]{32}$/.test(hex)) throw new Error(`invalid hlculid ${JSON.stringify(text)}`);
-  return format(Buffer.from(hex, 'hex'));
+  if (typeof text === 'string' && HEX_FORM.test(text)) {
+    return format(Buffer.from(text.replace(/-/g, ''), 'hex'));
+  }
+  if (typeof text === 'string' && ULID_FORM.test(text)) {
+    let v = 0n;
+    for (const c of text.toUpperCase()) v = (v << 5n) | BigInt(CROCKFORD.indexOf(c));
+    return format(Buffer.from(v.toString(16).padStart(32, '0'), 'hex'));
+  }
+  throw new Error(`invalid hlculid ${JSON.stringify(text)}`);
 }
 
 // The smallest and largest ids of the millisecond of a Date, for time-window queries.
@@ -61,7 +72,7 @@ class Generator {
     return format(buf);
   }
   observe(id) {
-    const remote = Buffer.from(id.replace(/-/g, ''), 'hex').readBigUInt64BE(0);
+    const remote = Buffer.from(canonical(id).replace(/-/g, ''), 'hex').readBigUInt64BE(0);
     if (remote > this.logical) this.logical = remote;
   }
 }

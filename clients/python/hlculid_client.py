@@ -15,27 +15,42 @@ from datetime import datetime, timezone
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _CROCKFORD_VALUE = {c: i for i, c in enumerate(_CROCKFORD)}
-_CROCKFORD_VALUE.update({"I": 1, "L": 1, "O": 0})
+_CROCKFORD_VALUE.update({c.lower(): i for c, i in list(_CROCKFORD_VALUE.items())})
+_HEX = frozenset("0123456789abcdefABCDEF")
+# Where the hyphens of each hex form sit, by length: canonical 12-4-4-12, 32 digits, uuid 8-4-4-4-12.
+_HYPHENS = {35: (12, 17, 22), 32: (), 36: (8, 13, 18, 23)}
 
 
 def _parse(text):
-    """Every text form the server accepts: 12-4-4-12 hex, 32 hex, 8-4-4-4-12, a 26-char ULID."""
-    s = text.strip() if isinstance(text, str) else text.decode()
-    n = len(s)
-    if n == 35 and s[12] == s[17] == s[22] == "-":
-        return int(s.replace("-", ""), 16)
-    if n == 36 and s[8] == s[13] == s[18] == s[23] == "-":
-        return int(s.replace("-", ""), 16)
-    if n == 32 and "-" not in s:
-        return int(s, 16)
+    """The integer value of an hlculid's text, in exactly the forms the server accepts (see
+    tests/data/text_forms.json): 12-4-4-12 hex, 32 hex digits, 8-4-4-4-12, or a 26-character
+    ULID (Crockford base32 without the I/L/O aliases, first character 0-7), in any letter case.
+    Nothing else: no white space, signs, prefixes, braces or non-ASCII look-alikes (which int()
+    and str.upper() would let through)."""
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        text = bytes(text).decode("ascii", errors="replace")
+    if not isinstance(text, str):
+        raise TypeError(f"an hlculid is read from str or bytes, not {type(text).__name__}")
+    n = len(text)
+    hyphens = _HYPHENS.get(n)
+    if hyphens is not None:
+        if any(text[i] != "-" for i in hyphens):
+            raise ValueError("a hyphen is missing or misplaced")
+        digits = "".join(c for i, c in enumerate(text) if i not in hyphens)
+        if not _HEX.issuperset(digits):
+            raise ValueError("not a hex digit")
+        return int(digits, 16)
     if n == 26:
         v = 0
-        for c in s.upper():
-            v = (v << 5) | _CROCKFORD_VALUE[c]
+        for c in text:
+            d = _CROCKFORD_VALUE.get(c)
+            if d is None:
+                raise ValueError(f"{c!r} is not a digit of a ULID")
+            v = (v << 5) | d
         if v >> 128:
-            raise ValueError(f"invalid hlculid {text!r}: the ULID value exceeds 128 bits")
+            raise ValueError("the ULID value exceeds 128 bits")
         return v
-    raise ValueError(f"invalid hlculid {text!r}")
+    raise ValueError(f"{n} characters; the accepted forms have 35, 32, 36 or 26")
 
 
 class Hlculid(uuid.UUID):
@@ -47,8 +62,8 @@ class Hlculid(uuid.UUID):
         if text is not None:
             try:
                 int = _parse(text)
-            except (KeyError, ValueError) as e:
-                raise ValueError(f"invalid hlculid {text!r}") from e
+            except ValueError as e:
+                raise ValueError(f"invalid hlculid {text!r}: {e}") from e
         super().__init__(bytes=bytes, int=int)
 
     def __str__(self):
@@ -168,16 +183,30 @@ def register_psycopg(conn):
 
 # -- asyncpg -------------------------------------------------------------------------------------
 
+def _as_hlculid(v):
+    """A parameter for an hlculid: an Hlculid; a uuid.UUID of the same bytes, except a random
+    (version 4) uuid, which is refused as the server's uuid cast refuses it; or a string in any
+    accepted text form."""
+    if isinstance(v, Hlculid):
+        return v
+    if isinstance(v, uuid.UUID):
+        if v.version == 4:  # version nibble 4 and the RFC variant, as the server checks
+            raise ValueError(f"cannot use a random uuid (version 4) as an hlculid: {v}; "
+                             "make ids with Generator.generate() or hlculid_generate()")
+        return Hlculid(bytes=v.bytes)
+    return Hlculid(v)
+
+
 async def register_asyncpg(conn, schema="public", binary=True):
-    """hlculid columns as Hlculid and Hlculid (or any uuid.UUID, or a string) parameters, in
-    binary (default) or text."""
+    """hlculid columns as Hlculid, and Hlculid (or uuid.UUID, or string) parameters, in binary
+    (default) or text."""
     if binary:
         await conn.set_type_codec(
             "hlculid", schema=schema, format="binary",
-            encoder=lambda v: v.bytes if isinstance(v, uuid.UUID) else Hlculid(v).bytes,
+            encoder=lambda v: _as_hlculid(v).bytes,
             decoder=lambda b: Hlculid(bytes=b))
     else:
         await conn.set_type_codec(
             "hlculid", schema=schema, format="text",
-            encoder=lambda v: str(v if isinstance(v, Hlculid) else Hlculid(str(v))),
+            encoder=lambda v: str(_as_hlculid(v)),
             decoder=Hlculid)
