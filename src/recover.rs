@@ -37,19 +37,21 @@ fn recover(floor: Option<Hlculid>, allow_future: bool) -> TimestampWithTimeZone 
         .detail("Only a superuser may set the floor of the server's clock.")
         .raise();
     }
-    let floor = floor.map_or(0, |f| f.0.logical());
     let skew = settings::max_clock_skew_ms();
-    let ahead_ms = (floor >> 16).saturating_sub(now_ms());
+    let ahead_ms = floor.map_or(0, |f| f.0.ms().saturating_sub(now_ms()));
     if ahead_ms > skew && !allow_future {
         UserError::new(
             Condition::InvalidParameter,
-            format!("hlculid_clock_recover floor {} is {ahead_ms} ms ahead of the local clock", hlculid_core::Id::from_logical(floor, 0, 0)),
+            format!(
+                "hlculid_clock_recover floor {} is {ahead_ms} ms ahead of the local clock",
+                floor.map_or_else(String::new, |f| f.0.to_string())
+            ),
         )
         .detail(format!("A floor further ahead than hlculid.max_clock_skew ({skew} ms) would move this server's clock into the future; it is most likely a value this server did not issue (a random uuid cast to hlculid, an id from a server with a wrong clock). The clock was left unchanged."))
         .hint("Take the largest id at or below now() + hlculid.max_clock_skew (see \"Recovering the clock\" in hlculid's README), or, if this server really issued that id, call hlculid_clock_recover(id, allow_future => true).")
         .raise();
     }
-    let mark = server_clock::recover(floor);
+    let mark = server_clock::recover(floor.map_or(0, |f| f.0.logical()));
     ms_to_ts(mark >> 16)
 }
 
