@@ -1,5 +1,7 @@
 """Upgrades: install every released version (sql/released/), write data, ALTER EXTENSION
-hlculid UPDATE, and check that catalog and data match a fresh install of the current version."""
+hlculid UPDATE, and check that catalog and data match a fresh install of the current version.
+From 0.2.0 on, what users build on the extension survives the update too: a GRANT and a view on
+every function, and a view using every operator, cast and a column of the type."""
 
 import re
 from pathlib import Path
@@ -64,6 +66,139 @@ def connect(c, db):
     return psycopg.connect(host=str(c.dir), port=c.port, user="postgres", dbname=db, autocommit=True)
 
 
+# What users build on the extension must survive ALTER EXTENSION UPDATE from this release on:
+# 0.1.1 -> 0.2.0 dropped and recreated hlculid_clock(), which loses grants and is blocked by views.
+KEEPS_USER_OBJECTS_FROM = (0, 2, 0)
+GRANTEE = "hlculid_upgrade_user"
+
+# Every function of the extension, from the catalog (pg_depend), with what it takes to call it.
+FUNCTIONS = """
+SELECT p.oid, p.oid::regprocedure::text, n.nspname, p.proname, p.provolatile, p.proretset,
+       p.prorettype::regtype::text, t.typtype,
+       array(SELECT a::regtype::text FROM unnest(p.proargtypes::oid[]) WITH ORDINALITY u(a, i) ORDER BY i),
+       p.oid IN (SELECT unnest(array[typinput, typoutput, typreceive, typsend]) FROM pg_type
+                 WHERE oid = 'hlculid'::regtype)
+         OR p.oid IN (SELECT amproc FROM pg_amproc)
+FROM pg_depend d JOIN pg_proc p ON p.oid = d.objid JOIN pg_type t ON t.oid = p.prorettype
+JOIN pg_namespace n ON n.oid = p.pronamespace
+WHERE d.classid = 'pg_proc'::regclass AND d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+  AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'hlculid')
+ORDER BY 2
+"""
+MEMBERS = """
+SELECT objid FROM pg_depend WHERE classid = %s::regclass AND refclassid = 'pg_extension'::regclass
+  AND deptype = 'e' AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'hlculid')
+"""
+
+
+def ident(name):
+    return '"' + name.replace('"', '""') + '"'
+
+
+def version_key(v):
+    return tuple(int(x) for x in v.split("."))
+
+
+def samples(conn):
+    """One SQL value per argument type, for calls built from the catalog."""
+    id_text, uuid_text, hex_ = conn.execute("""
+        SELECT x::text, x::uuid::text, encode(hlculid_to_bytea(x), 'hex')
+        FROM (SELECT hlculid_from_parts('2026-01-02 03:04:05.678+00', 5, 3, 123456789) x) s""").fetchone()
+    return {
+        "hlculid": f"'{id_text}'::hlculid",
+        "cstring": f"'{id_text}'::cstring",
+        "text": f"'{id_text}'::text",
+        "character varying": f"'{id_text}'::varchar",
+        "uuid": f"'{uuid_text}'::uuid",
+        "bytea": f"'\\x{hex_}'::bytea",
+        "timestamp with time zone": "'2026-01-02 03:04:05.678+00'::timestamptz",
+        "integer": "1",
+        "bigint": "1::bigint",
+        "boolean": "true",
+        "interval": "'1 day'::interval",
+        "regclass": "'upgrade_range'::regclass",
+    }
+
+
+def make_user_objects(conn):
+    """As a superuser, on the extension as installed: a role, EXECUTE granted to it (and revoked
+    from PUBLIC, so the grant is what gives the right) on every function, a view per function
+    that can be called in one, and a view of a column of the type through every operator and
+    cast. Returns what check_user_objects needs."""
+    conn.execute(f"CREATE ROLE {GRANTEE}")
+    conn.execute("CREATE TABLE upgrade_range (id hlculid PRIMARY KEY) PARTITION BY RANGE (id)")
+    sample = samples(conn)
+    functions, views, exempt = [], [], {}
+    for oid, sig, nsp, name, volatility, retset, rettype, typtype, args, support in conn.execute(FUNCTIONS).fetchall():
+        functions.append((oid, sig))
+        conn.execute(f"REVOKE EXECUTE ON FUNCTION {sig} FROM PUBLIC")
+        conn.execute(f"GRANT EXECUTE ON FUNCTION {sig} TO {GRANTEE}")
+        if "internal" in args:
+            # No SQL value can be passed as internal: only PostgreSQL calls these (binary input,
+            # opclass support), and the type and opclasses that do depend on them, as the
+            # columns and indexes of DATA depend on those. The grant above still covers them.
+            exempt[sig] = "type I/O or opclass support" if support else "takes internal"
+            continue
+        missing = [a for a in args if a not in sample]
+        assert not missing, f"no sample value for {missing} (calling {sig}): add one to samples()"
+        call = f"{ident(nsp)}.{ident(name)}({', '.join(sample[a] for a in args)})"
+        if retset or rettype == "record":
+            body = f"SELECT * FROM {call} AS r"
+        elif typtype == "p":  # cstring, void: not a view column type
+            body = f"SELECT ({call})::text AS r"
+        else:
+            body = f"SELECT {call} AS r"
+        view = f"upgrade_fn_{len(views)}"
+        conn.execute(f"CREATE VIEW {view} AS {body}")
+        # Volatile functions with arguments act on what the arguments name (partitions, the
+        # clock): their views are planned, not run. The rest run; immutable results must not change.
+        views.append((view, sig, volatility != "v" or not args, volatility == "i"))
+    cols = ["id"]
+    for name, left, right in conn.execute(
+            f"SELECT oprname, oprleft::regtype::text, oprright::regtype::text FROM pg_operator "
+            f"WHERE oid IN ({MEMBERS}) ORDER BY 1, 2, 3", ("pg_operator",)).fetchall():
+        lhs = "id" if left == "hlculid" else sample[left]
+        rhs = sample[right] if left == "hlculid" else "id"
+        cols.append(f"{lhs} {name} {rhs}")
+    for source, target in conn.execute(
+            f"SELECT castsource::regtype::text, casttarget::regtype::text FROM pg_cast "
+            f"WHERE oid IN ({MEMBERS}) ORDER BY 1, 2", ("pg_cast",)).fetchall():
+        cols.append(f"CAST({'id' if source == 'hlculid' else sample[source]} AS {target})")
+    assert len(cols) > 10, cols
+    conn.execute("CREATE VIEW upgrade_ops_casts AS SELECT "
+                 + ", ".join(f"{c} AS c{i}" for i, c in enumerate(cols)) + " FROM up")
+    views.append(("upgrade_ops_casts", "operators and casts", True, True))
+    assert len(views) + len(exempt) > 30 and len(exempt) < 10, (views, exempt)
+    return functions, views, {v: view_rows(conn, v, run) for v, _, run, _ in views}
+
+
+def view_rows(conn, view, run):
+    query = f"SELECT * FROM {view}" + (" ORDER BY 1" if view == "upgrade_ops_casts" else "") + ("" if run else " LIMIT 0")
+    return [tuple(map(str, r)) for r in conn.execute(query).fetchall()]
+
+
+def check_user_objects(conn, made):
+    """After the update: every grant is still there, on the same function (same OID, same
+    signature), and every view still runs; immutable results are unchanged."""
+    functions, views, before = made
+    for oid, sig in functions:
+        assert conn.execute("SELECT to_regprocedure(%s)::oid", (sig,)).fetchone()[0] == oid, \
+            f"{sig} is no longer the function it was (dropped and recreated?)"
+        assert conn.execute("SELECT has_function_privilege(%s, %s::oid, 'EXECUTE')",
+                            (GRANTEE, oid)).fetchone()[0] is True, f"the grant on {sig} was lost"
+    for view, sig, run, immutable in views:
+        rows = view_rows(conn, view, run)
+        if immutable:
+            assert rows == before[view], f"{view} ({sig}) gives other results after the update"
+
+
+def grant_like_the_upgraded(conn, made):
+    """The same grants in a fresh install, so its ACLs compare equal."""
+    for _, sig in made[0]:
+        conn.execute(f"REVOKE EXECUTE ON FUNCTION {sig} FROM PUBLIC")
+        conn.execute(f"GRANT EXECUTE ON FUNCTION {sig} TO {GRANTEE}")
+
+
 def test_every_release_has_an_upgrade_path_to_the_current_version():
     assert RELEASED, "sql/released/ holds no released version"
     assert CURRENT not in RELEASED, "the current version must be newer than every released one"
@@ -91,12 +226,16 @@ def test_update_from_a_release_matches_a_fresh_install(make_cluster, old):
         assert {old, CURRENT} <= versions
         up.execute("CREATE EXTENSION hlculid VERSION %s" % psycopg.sql.quote(old))
         up.execute(DATA)
+        keeps = version_key(old) >= KEEPS_USER_OBJECTS_FROM
+        made = make_user_objects(up) if keeps else None
         before = up.execute("SELECT md5(string_agg(id::text || n, ',' ORDER BY id)), max(id)::text FROM up").fetchone()
         part_before = up.execute(
             "SELECT string_agg(tableoid::regclass || ':' || n, ',' ORDER BY n) FROM up_part").fetchone()[0]
         up.execute("ALTER EXTENSION hlculid UPDATE")
         assert up.execute("SELECT extversion FROM pg_extension WHERE extname = 'hlculid'").fetchone()[0] == CURRENT
         upgraded_catalog = [r[0] for r in up.execute(CATALOG)]
+        if keeps:
+            check_user_objects(up, made)
         # data and indexes survive: same rows, same partitions, indexes intact and used
         after = up.execute("SELECT md5(string_agg(id::text || n, ',' ORDER BY id)), max(id)::text FROM up").fetchone()
         assert after == before
@@ -112,6 +251,8 @@ def test_update_from_a_release_matches_a_fresh_install(make_cluster, old):
         assert up.execute("INSERT INTO up (n) VALUES (0) RETURNING id > %s::hlculid", (before[1],)).fetchone()[0]
     with connect(c, "fresh") as fresh:
         fresh.execute("CREATE EXTENSION hlculid")
+        if keeps:
+            grant_like_the_upgraded(fresh, made)
         fresh_catalog = [r[0] for r in fresh.execute(CATALOG)]
     assert len(fresh_catalog) > 50
     assert upgraded_catalog == fresh_catalog
