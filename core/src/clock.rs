@@ -98,6 +98,33 @@ fn wall_value(now_ms: u64) -> Option<u64> {
     wall_in_range(now_ms).then(|| (now_ms << 16).min(EXHAUSTED))
 }
 
+/// Values a millisecond of the full 16-bit counter.
+pub const FULL_COUNTER: u64 = 1 << 16;
+
+/// The first and last value of a batch of `n` values starting at or after `from`, for a counter
+/// of `counter_values` values a millisecond (a power of two, at most [`FULL_COUNTER`]).
+#[inline(always)]
+fn span(from: u64, n: u64, counter_values: u64) -> (u64, u64) {
+    let first = if from & 0xFFFF >= counter_values {
+        ((from >> 16) + 1) << 16
+    } else {
+        from
+    };
+    (first, nth_value(first, n - 1, counter_values))
+}
+
+/// The `i`th value of a batch starting at `first`, for a counter of `counter_values` values a
+/// millisecond: consecutive values for the full counter; for a narrower one, the counter counts
+/// to `counter_values - 1` and carries into the next millisecond.
+#[inline]
+pub fn nth_value(first: u64, i: u64, counter_values: u64) -> u64 {
+    if counter_values == FULL_COUNTER {
+        return first + i;
+    }
+    let index = (first & 0xFFFF) + i;
+    ((first >> 16) + index / counter_values) << 16 | (index % counter_values)
+}
+
 /// Why `last` cannot be issued now: past the run-ahead `bound` (wait for the wall clock), or past
 /// the reservation (make a mark durable).
 fn refusal(last: u64, bound: u64, now_ms: u64, run_ahead_ms: u64) -> ClockError {
@@ -211,7 +238,7 @@ impl SharedClock {
         // neither the compiler nor the CPU (Linux reads the TSC ordered) moves it earlier.
         let seen = self.last_wall_ms.load(Ordering::Acquire);
         let now_ms = read_clock();
-        (now_ms, self.take(now_ms, seen, 1))
+        (now_ms, self.take(now_ms, seen, 1, FULL_COUNTER))
     }
 
     /// `n` consecutive values in one atomic step (1 to [`MAX_BATCH`]; others are refused as
@@ -223,12 +250,29 @@ impl SharedClock {
         read_clock: impl Fn() -> u64,
         n: u64,
     ) -> (u64, Result<Tick, ClockError>) {
-        if !(1..=MAX_BATCH).contains(&n) {
+        self.tick_batch_reading(read_clock, n, FULL_COUNTER)
+    }
+
+    /// `n` values for ids whose counter holds only `counter_values` values a millisecond (a
+    /// power of two up to [`FULL_COUNTER`]: 2048 for bigint ids), in one atomic step: values
+    /// whose counter would not fit are skipped, the batch carrying into the next millisecond.
+    /// The batch's values are [`nth_value`]`(logical, i, counter_values)` for `i` in `0..n`,
+    /// every one greater than every value returned before (of either width).
+    pub fn tick_batch_reading(
+        &self,
+        read_clock: impl Fn() -> u64,
+        n: u64,
+        counter_values: u64,
+    ) -> (u64, Result<Tick, ClockError>) {
+        if !(1..=MAX_BATCH).contains(&n)
+            || !counter_values.is_power_of_two()
+            || counter_values > FULL_COUNTER
+        {
             return (0, Err(ClockError::BadBatch));
         }
         let seen = self.last_wall_ms.load(Ordering::Acquire);
         let now_ms = read_clock();
-        (now_ms, self.take(now_ms, seen, n))
+        (now_ms, self.take(now_ms, seen, n, counter_values))
     }
 
     /// The send rule: the next value, strictly greater than every value this clock returned.
@@ -240,13 +284,25 @@ impl SharedClock {
     /// `now_ms` is taken as read just now; a reading held across a wait can be mistaken for a
     /// backward step, so live callers use [`tick_reading`](Self::tick_reading).
     pub fn tick(&self, now_ms: u64) -> Result<Tick, ClockError> {
-        self.take(now_ms, self.last_wall_ms.load(Ordering::Acquire), 1)
+        self.take(
+            now_ms,
+            self.last_wall_ms.load(Ordering::Acquire),
+            1,
+            FULL_COUNTER,
+        )
     }
 
-    /// Takes `n` consecutive values (1 to MAX_BATCH, checked by callers): the send rule with
-    /// `L + n` for `L + 1`, so `n = 1` is exactly [`tick`](Self::tick).
+    /// Takes `n` values (1 to MAX_BATCH, checked by callers) of ids whose counter holds
+    /// `counter_values` values: the send rule with `L + n` for `L + 1` (consecutive values for the
+    /// full counter), so `n = 1` is exactly [`tick`](Self::tick).
     #[inline(always)]
-    fn take(&self, now_ms: u64, seen: u64, n: u64) -> Result<Tick, ClockError> {
+    fn take(
+        &self,
+        now_ms: u64,
+        seen: u64,
+        n: u64,
+        counter_values: u64,
+    ) -> Result<Tick, ClockError> {
         let wall = wall_value(now_ms).ok_or(ClockError::WallClockOutOfRange)?;
         let backward_step_ms = self.note_wall(now_ms, seen);
         let reserved = self.reserved.load(Ordering::Acquire);
@@ -267,33 +323,34 @@ impl SharedClock {
             if l >= EXHAUSTED {
                 return Err(ClockError::Exhausted);
             }
-            let first = (l + 1).max(wall);
-            let last = first + (n - 1);
+            let (first, last) = span((l + 1).max(wall), n, counter_values);
             if last > limit {
                 return Err(refusal(last, bound, now_ms, bound_ms - base_ms));
             }
-            let first = if first == l + 1 && last.saturating_add(FETCH_ADD_MARGIN) <= limit {
-                // Under load the clock is at or ahead of the wall clock and one add is the rule.
-                // Others may add between our load and our add, so the values are checked again.
-                let first = self.logical.fetch_add(n, Ordering::AcqRel) + 1;
-                let last = first + (n - 1);
-                if last > limit {
-                    return Err(refusal(last, bound, now_ms, bound_ms - base_ms));
-                }
-                first
-            } else {
-                // Near a limit, or moving up to the wall clock: exact, and nothing moves unless
-                // the whole batch is issued.
-                if self
-                    .logical
-                    .compare_exchange_weak(l, last, Ordering::AcqRel, Ordering::Relaxed)
-                    .is_err()
-                {
-                    continue;
-                }
-                first
-            };
-            let last = first + (n - 1);
+            let contiguous = counter_values == FULL_COUNTER;
+            let first =
+                if contiguous && first == l + 1 && last.saturating_add(FETCH_ADD_MARGIN) <= limit {
+                    // Under load the clock is at or ahead of the wall clock and one add is the rule.
+                    // Others may add between our load and our add, so the values are checked again.
+                    let first = self.logical.fetch_add(n, Ordering::AcqRel) + 1;
+                    let last = first + (n - 1);
+                    if last > limit {
+                        return Err(refusal(last, bound, now_ms, bound_ms - base_ms));
+                    }
+                    first
+                } else {
+                    // Near a limit, moving up to the wall clock, or skipping counters a narrow id
+                    // cannot hold: exact, and nothing moves unless the whole batch is issued.
+                    if self
+                        .logical
+                        .compare_exchange_weak(l, last, Ordering::AcqRel, Ordering::Relaxed)
+                        .is_err()
+                    {
+                        continue;
+                    }
+                    first
+                };
+            let last = span(first, n, counter_values).1;
             // A carry into a millisecond the wall clock has not reached: logical time runs ahead.
             if first > wall && (first - 1) >> 16 != last >> 16 && now_ms < last >> 16 {
                 self.overflows.fetch_add(1, Ordering::Relaxed);

@@ -7,7 +7,7 @@
 //! The clock never takes a value it then refuses, so however long the mark cannot be written
 //! and however often callers retry, the clock moves only by the values it returned.
 
-use crate::clock::{ClockError, SharedClock, Tick, MAX_BATCH};
+use crate::clock::{ClockError, SharedClock, Tick, FULL_COUNTER, MAX_BATCH};
 
 /// Where a clock's high-water mark is made durable.
 pub trait MarkStore {
@@ -75,11 +75,24 @@ impl<'a, S: MarkStore> DurableClock<'a, S> {
         now: impl Fn() -> u64,
         pace: impl FnMut(u64),
     ) -> Result<Tick, Refusal<S::Error>> {
+        self.take_batch(n, FULL_COUNTER, now, pace)
+    }
+
+    /// `n` values for ids whose counter holds `counter_values` values a millisecond (see
+    /// [`SharedClock::tick_batch_reading`]): the `i`th is
+    /// [`nth_value`](crate::clock::nth_value)`(first, i, counter_values)`.
+    pub fn take_batch(
+        &self,
+        n: u64,
+        counter_values: u64,
+        now: impl Fn() -> u64,
+        pace: impl FnMut(u64),
+    ) -> Result<Tick, Refusal<S::Error>> {
         if !(1..=MAX_BATCH).contains(&n) {
             return Err(Refusal::BadBatch);
         }
-        let (now_ms, first) = self.clock.tick_n_reading(&now, n);
-        self.settle(first, now_ms, n, now, pace)
+        let (now_ms, first) = self.clock.tick_batch_reading(&now, n, counter_values);
+        self.settle_batch(first, now_ms, n, counter_values, now, pace)
     }
 
     /// Finishes a take whose first step (`first`, made with the wall clock at `now_ms`) the
@@ -89,6 +102,18 @@ impl<'a, S: MarkStore> DurableClock<'a, S> {
         first: Result<Tick, ClockError>,
         now_ms: u64,
         n: u64,
+        now: impl Fn() -> u64,
+        pace: impl FnMut(u64),
+    ) -> Result<Tick, Refusal<S::Error>> {
+        self.settle_batch(first, now_ms, n, FULL_COUNTER, now, pace)
+    }
+
+    fn settle_batch(
+        &self,
+        first: Result<Tick, ClockError>,
+        now_ms: u64,
+        n: u64,
+        counter_values: u64,
         now: impl Fn() -> u64,
         mut pace: impl FnMut(u64),
     ) -> Result<Tick, Refusal<S::Error>> {
@@ -111,7 +136,7 @@ impl<'a, S: MarkStore> DurableClock<'a, S> {
             }
             // The clock is read again for each step: a reading held across a write of the mark
             // or a wait could be taken for a backward step.
-            (now_ms, result) = self.clock.tick_n_reading(&now, n);
+            (now_ms, result) = self.clock.tick_batch_reading(&now, n, counter_values);
         }
     }
 

@@ -13,7 +13,8 @@
 //! assert_eq!(b.publisher(), 7);
 //! ```
 
-use crate::clock::{SharedClock, Stats, EXHAUSTED};
+use crate::bigint::{self, BigId, BigIdError};
+use crate::clock::{nth_value, SharedClock, Stats, EXHAUSTED};
 use crate::durable::{DurableClock, MarkStore, Refusal};
 use crate::layout::Id;
 use crate::persist;
@@ -51,6 +52,10 @@ pub enum Error {
     Random(String),
     /// `generate_n` of 0 or more than 65536 ids; nothing was taken.
     BadBatch,
+    /// A bigint id holds a publisher of 0 to 1023 only; this generator's is larger.
+    PublisherTooWideForBigint { publisher: u16 },
+    /// The clock is past 2109-05-15, the last millisecond a bigint id can hold.
+    BigintTimeOutOfRange,
 }
 
 impl fmt::Display for Error {
@@ -67,6 +72,13 @@ impl fmt::Display for Error {
             Error::MarkDamaged(e) => write!(f, "the high-water mark file is damaged: {e}"),
             Error::Random(e) => write!(f, "no random bytes from the operating system: {e}"),
             Error::BadBatch => write!(f, "a batch holds 1 to 65536 ids"),
+            Error::PublisherTooWideForBigint { publisher } => write!(
+                f,
+                "publisher {publisher} does not fit a bigint id (0 to 1023)"
+            ),
+            Error::BigintTimeOutOfRange => {
+                write!(f, "the clock is past 2109-05-15, the end of bigint ids")
+            }
         }
     }
 }
@@ -290,6 +302,40 @@ impl Generator {
         let first = self.take(n as u64)?;
         (0..n as u64)
             .map(|i| Ok(Id::from_logical(first + i, self.publisher, random48()?)))
+            .collect()
+    }
+
+    /// The next bigint id (`[0][42-bit ms][11-bit counter][10-bit publisher]`) from the same
+    /// clock as [`generate`](Self::generate): greater than every id (of either width) this
+    /// generator returned before, in the sense of [`BigId::to_id`]. The publisher must be 0 to
+    /// 1023.
+    pub fn generate_bigint(&self) -> Result<BigId, Error> {
+        Ok(self.generate_bigint_n(1)?[0])
+    }
+
+    /// `n` bigint ids (1 to 65536) from one atomic step of the clock, increasing.
+    pub fn generate_bigint_n(&self, n: usize) -> Result<Vec<BigId>, Error> {
+        let publisher = u32::from(self.publisher);
+        if publisher > bigint::MAX_PUBLISHER {
+            return Err(Error::PublisherTooWideForBigint {
+                publisher: self.publisher,
+            });
+        }
+        let first = self
+            .durable()
+            .take_batch(n as u64, bigint::COUNTER_VALUES, now_ms, pace)?
+            .logical;
+        (0..n as u64)
+            .map(|i| {
+                BigId::from_logical(nth_value(first, i, bigint::COUNTER_VALUES), publisher).map_err(
+                    |e| match e {
+                        BigIdError::OutOfRange(crate::Field::Timestamp) => {
+                            Error::BigintTimeOutOfRange
+                        }
+                        _ => unreachable!("counter and publisher were checked"),
+                    },
+                )
+            })
             .collect()
     }
 

@@ -22,6 +22,7 @@
 //! assert_eq!(id.publisher(), 10);
 //! ```
 
+pub mod bigint;
 pub mod binary;
 pub mod clock;
 pub mod durable;

@@ -730,3 +730,38 @@ fn concurrent_batches_at_a_frozen_clock_never_pass_the_bound() {
     assert_eq!(firsts.iter().collect::<HashSet<_>>().len(), firsts.len());
     assert_eq!(c.stats().logical, 1_051 * MS - 1);
 }
+
+#[test]
+fn narrow_batches_skip_counters_they_cannot_hold_and_stay_ordered_with_full_ones() {
+    const NARROW: u64 = 2048;
+    let c = open_clock(0);
+    assert_eq!(tick(&c, 1_000), 1_000 * MS);
+    // a narrow batch right after: the same millisecond, next counter
+    let (_, t) = c.tick_batch_reading(|| 1_000, 3, NARROW);
+    assert_eq!(t.unwrap().logical, 1_000 * MS + 1);
+    // full ticks take the counter past what a narrow id holds...
+    for _ in 0..3_000 {
+        tick(&c, 1_000);
+    }
+    // ...and the next narrow batch moves to the next millisecond
+    let (_, t) = c.tick_batch_reading(|| 1_000, 1, NARROW);
+    let first = t.unwrap().logical;
+    assert_eq!(first, 1_001 * MS);
+    // a batch longer than a millisecond's worth carries, skipping counters 2048 and up
+    let (_, t) = c.tick_batch_reading(|| 1_000, 5_000, NARROW);
+    let first = t.unwrap().logical;
+    assert_eq!(first, 1_001 * MS + 1);
+    let values: Vec<u64> = (0..5_000).map(|i| nth_value(first, i, NARROW)).collect();
+    assert!(values.windows(2).all(|w| w[0] < w[1]));
+    assert!(values.iter().all(|v| v & 0xFFFF < NARROW));
+    assert_eq!(*values.last().unwrap(), 1_003 * MS + (1 + 4_999 - 2 * 2048));
+    // the clock stands at the batch's last value: the next full tick is right after it
+    assert_eq!(tick(&c, 1_000), values[4_999] + 1);
+    // a width that is not a power of two, or wider than the counter, is refused
+    for w in [0, 3, 1 << 17] {
+        assert_eq!(
+            c.tick_batch_reading(|| 1_000, 1, w).1,
+            Err(ClockError::BadBatch)
+        );
+    }
+}

@@ -134,14 +134,6 @@ fn a_mark_that_cannot_be_written_stops_ids_until_it_can() {
 }
 
 #[test]
-fn the_server_and_a_generator_lay_out_ids_alike() {
-    // The same clock value, publisher and random bits give the same id as the server's
-    // hlculid_from_parts (the extension builds ids with the same Id::from_logical).
-    let id = Id::from_logical((0x017F_C21C_5E7A << 16) | 1, 10, 0xAAA3_3333_3333);
-    assert_eq!(id.to_string(), "017FC21C5E7A-0001-000A-AAA333333333");
-}
-
-#[test]
 fn a_batch_is_increasing_and_above_everything_before() {
     let ids = Generator::new(8);
     let before = ids.generate().unwrap();
@@ -152,4 +144,32 @@ fn a_batch_is_increasing_and_above_everything_before() {
     assert!(ids.generate().unwrap() > batch[999]);
     assert!(matches!(ids.generate_n(0), Err(Error::BadBatch)));
     assert!(matches!(ids.generate_n(65_537), Err(Error::BadBatch)));
+}
+
+#[test]
+fn bigint_ids_come_from_the_same_clock_as_128_bit_ids() {
+    let ids = Generator::new(1023);
+    let mut last = ids.generate().unwrap();
+    for round in 0..200 {
+        let b = ids.generate_bigint_n(1 + round * 37).unwrap();
+        assert!(b.windows(2).all(|w| w[0] < w[1]));
+        assert!(b[0].to_id() > last, "round {round}");
+        assert!(b.iter().all(|x| x.publisher() == 1023 && x.to_i64() > 0));
+        let wide = ids.generate().unwrap();
+        assert!(wide > b.last().unwrap().to_id());
+        last = wide;
+    }
+    let single = ids.generate_bigint().unwrap();
+    assert!(single.to_id() > last);
+}
+
+#[test]
+fn bigint_ids_refuse_a_publisher_over_1023() {
+    let ids = Generator::new(1024);
+    assert!(matches!(
+        ids.generate_bigint(),
+        Err(Error::PublisherTooWideForBigint { publisher: 1024 })
+    ));
+    // and nothing was taken
+    assert_eq!(ids.stats().logical, 0);
 }
