@@ -64,7 +64,7 @@ fn an_outage_of_the_mark_moves_the_clock_by_no_more_than_what_was_returned() {
     let store = Arc::new(TestStore::default());
     let time = Arc::new(FakeTime(AtomicU64::new(10_000)));
     // a short window: the callers use up what is reserved during the outage
-    DurableClock::new(&*clock, &*store, 10)
+    DurableClock::new(&clock, &store, 10)
         .take(1, || 10_000, |_| {})
         .unwrap();
     store.failing.store(true, Ordering::SeqCst);
@@ -76,7 +76,7 @@ fn an_outage_of_the_mark_moves_the_clock_by_no_more_than_what_was_returned() {
             let (clock, store, time, returned) =
                 (clock.clone(), store.clone(), time.clone(), returned.clone());
             std::thread::spawn(move || {
-                let d = DurableClock::new(&*clock, &*store, 1_000);
+                let d = DurableClock::new(&clock, &store, 1_000);
                 for i in 0..20_000u64 {
                     if i % 2_000 == 1_999 {
                         time.0.fetch_add(1_000, Ordering::SeqCst);
@@ -103,7 +103,7 @@ fn an_outage_of_the_mark_moves_the_clock_by_no_more_than_what_was_returned() {
     assert!(returned.load(Ordering::SeqCst) > 0);
     // the mark can be written again: generation resumes by itself, at the wall clock
     store.failing.store(false, Ordering::SeqCst);
-    let t = DurableClock::new(&*clock, &*store, 1_000)
+    let t = DurableClock::new(&clock, &store, 1_000)
         .take(1, || time.now(), |_| {})
         .unwrap();
     assert_eq!(t.logical, time.now() * MS);
