@@ -45,7 +45,7 @@ impl FakeTime {
 fn take_reserves_on_demand_and_every_value_is_below_the_durable_mark() {
     let clock = SharedClock::resume(0);
     let store = TestStore::default();
-    let d = DurableClock::new(&clock, &store, 1_000);
+    let d = DurableClock::new(&clock, &*store, 1_000);
     let t = d.take(1, || 5_000, |_| panic!("no wait")).unwrap();
     assert_eq!(t.logical, 5_000 * MS);
     assert_eq!(store.writes.load(Ordering::SeqCst), 1);
@@ -64,7 +64,7 @@ fn an_outage_of_the_mark_moves_the_clock_by_no_more_than_what_was_returned() {
     let store = Arc::new(TestStore::default());
     let time = Arc::new(FakeTime(AtomicU64::new(10_000)));
     // a short window: the callers use up what is reserved during the outage
-    DurableClock::new(&clock, &store, 10)
+    DurableClock::new(&clock, &*store, 10)
         .take(1, || 10_000, |_| {})
         .unwrap();
     store.failing.store(true, Ordering::SeqCst);
@@ -76,7 +76,7 @@ fn an_outage_of_the_mark_moves_the_clock_by_no_more_than_what_was_returned() {
             let (clock, store, time, returned) =
                 (clock.clone(), store.clone(), time.clone(), returned.clone());
             std::thread::spawn(move || {
-                let d = DurableClock::new(&clock, &store, 1_000);
+                let d = DurableClock::new(&clock, &*store, 1_000);
                 for i in 0..20_000u64 {
                     if i % 2_000 == 1_999 {
                         time.0.fetch_add(1_000, Ordering::SeqCst);
@@ -103,7 +103,7 @@ fn an_outage_of_the_mark_moves_the_clock_by_no_more_than_what_was_returned() {
     assert!(returned.load(Ordering::SeqCst) > 0);
     // the mark can be written again: generation resumes by itself, at the wall clock
     store.failing.store(false, Ordering::SeqCst);
-    let t = DurableClock::new(&clock, &store, 1_000)
+    let t = DurableClock::new(&clock, &*store, 1_000)
         .take(1, || time.now(), |_| {})
         .unwrap();
     assert_eq!(t.logical, time.now() * MS);
@@ -115,7 +115,7 @@ fn at_the_bound_take_waits_for_the_wall_clock_and_counts_one_wait_per_call() {
     clock.set_max_run_ahead(20);
     let store = TestStore::default();
     let time = FakeTime(AtomicU64::new(50_000));
-    let d = DurableClock::new(&clock, &store, 1_000);
+    let d = DurableClock::new(&clock, &*store, 1_000);
     let mut waited_calls = 0;
     let mut last = 0;
     for _ in 0..200 {
@@ -151,7 +151,7 @@ fn at_the_bound_take_waits_for_the_wall_clock_and_counts_one_wait_per_call() {
 fn a_backward_step_under_load_never_waits() {
     let clock = SharedClock::resume(0);
     let store = TestStore::default();
-    let d = DurableClock::new(&clock, &store, 1_000);
+    let d = DurableClock::new(&clock, &*store, 1_000);
     let time = FakeTime(AtomicU64::new(100_000));
     for _ in 0..1_000 {
         d.take(100, || time.now(), |_| panic!("waited")).unwrap();
@@ -171,7 +171,7 @@ fn a_backward_step_under_load_never_waits() {
 fn refusals_pass_through_and_take_nothing() {
     let clock = SharedClock::resume(0);
     let store = TestStore::default();
-    let d = DurableClock::new(&clock, &store, 1_000);
+    let d = DurableClock::new(&clock, &*store, 1_000);
     assert_eq!(d.take(0, || 1_000, |_| {}).unwrap_err(), Refusal::BadBatch);
     assert_eq!(
         d.take(1, || 0, |_| {}).unwrap_err(),
@@ -195,7 +195,7 @@ fn refusals_pass_through_and_take_nothing() {
 fn observe_past_the_mark_reserves_first() {
     let clock = SharedClock::resume(0);
     let store = TestStore::default();
-    let d = DurableClock::new(&clock, &store, 1_000);
+    let d = DurableClock::new(&clock, &*store, 1_000);
     d.take(1, || 1_000, |_| {}).unwrap();
     let remote = 1_400 * MS + 9;
     store.failing.store(true, Ordering::SeqCst);
@@ -217,7 +217,7 @@ fn observe_past_the_mark_reserves_first() {
 fn recover_makes_a_mark_above_the_floor_durable_before_raising_the_clock() {
     let clock = SharedClock::resume(0);
     let store = TestStore::default();
-    let d = DurableClock::new(&clock, &store, 1_000);
+    let d = DurableClock::new(&clock, &*store, 1_000);
     store.failing.store(true, Ordering::SeqCst);
     assert_eq!(d.recover(9_000 * MS, 1_000), Err("disk full"));
     assert_eq!(clock.stats().logical, 0);
