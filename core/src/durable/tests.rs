@@ -45,7 +45,7 @@ impl FakeTime {
 fn take_reserves_on_demand_and_every_value_is_below_the_durable_mark() {
     let clock = SharedClock::resume(0);
     let store = TestStore::default();
-    let d = DurableClock::new(&clock, &*store, 1_000);
+    let d = DurableClock::new(&clock, &store, 1_000);
     let t = d.take(1, || 5_000, |_| panic!("no wait")).unwrap();
     assert_eq!(t.logical, 5_000 * MS);
     assert_eq!(store.writes.load(Ordering::SeqCst), 1);
@@ -115,7 +115,7 @@ fn at_the_bound_take_waits_for_the_wall_clock_and_counts_one_wait_per_call() {
     clock.set_max_run_ahead(20);
     let store = TestStore::default();
     let time = FakeTime(AtomicU64::new(50_000));
-    let d = DurableClock::new(&clock, &*store, 1_000);
+    let d = DurableClock::new(&clock, &store, 1_000);
     let mut waited_calls = 0;
     let mut last = 0;
     for _ in 0..200 {
@@ -151,7 +151,7 @@ fn at_the_bound_take_waits_for_the_wall_clock_and_counts_one_wait_per_call() {
 fn a_backward_step_under_load_never_waits() {
     let clock = SharedClock::resume(0);
     let store = TestStore::default();
-    let d = DurableClock::new(&clock, &*store, 1_000);
+    let d = DurableClock::new(&clock, &store, 1_000);
     let time = FakeTime(AtomicU64::new(100_000));
     for _ in 0..1_000 {
         d.take(100, || time.now(), |_| panic!("waited")).unwrap();
@@ -171,7 +171,7 @@ fn a_backward_step_under_load_never_waits() {
 fn refusals_pass_through_and_take_nothing() {
     let clock = SharedClock::resume(0);
     let store = TestStore::default();
-    let d = DurableClock::new(&clock, &*store, 1_000);
+    let d = DurableClock::new(&clock, &store, 1_000);
     assert_eq!(d.take(0, || 1_000, |_| {}).unwrap_err(), Refusal::BadBatch);
     assert_eq!(
         d.take(1, || 0, |_| {}).unwrap_err(),
@@ -195,7 +195,7 @@ fn refusals_pass_through_and_take_nothing() {
 fn observe_past_the_mark_reserves_first() {
     let clock = SharedClock::resume(0);
     let store = TestStore::default();
-    let d = DurableClock::new(&clock, &*store, 1_000);
+    let d = DurableClock::new(&clock, &store, 1_000);
     d.take(1, || 1_000, |_| {}).unwrap();
     let remote = 1_400 * MS + 9;
     store.failing.store(true, Ordering::SeqCst);
@@ -217,7 +217,7 @@ fn observe_past_the_mark_reserves_first() {
 fn recover_makes_a_mark_above_the_floor_durable_before_raising_the_clock() {
     let clock = SharedClock::resume(0);
     let store = TestStore::default();
-    let d = DurableClock::new(&clock, &*store, 1_000);
+    let d = DurableClock::new(&clock, &store, 1_000);
     store.failing.store(true, Ordering::SeqCst);
     assert_eq!(d.recover(9_000 * MS, 1_000), Err("disk full"));
     assert_eq!(clock.stats().logical, 0);
