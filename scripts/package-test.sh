@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs hlculid from the artifacts scripts/package.sh made, the way a user does, and checks
-# every file the extension needs arrived (and, for reinstall, that removal takes every one away).
+# every file the extension needs arrived (and, for reinstall, that removal takes every one away),
+# and that both the tarball and the Debian package carry the licence (LICENSE).
 #   install MAJOR    drop whatever hlculid files are there (e.g. cargo pgrx test's build), then
 #                    install the Debian package (apt) where there is one, else the tarball
 #   reinstall MAJOR  remove the package (apt remove / install.sh --uninstall), check nothing of
@@ -39,6 +40,21 @@ check_installed() {
       || { echo "files owned by $pkg differ from the expected set" >&2; exit 1; }
   fi
   echo "installed: ${#expected[@]} files in $libdir and $extdir"
+  check_licence
+}
+check_licence() {
+  tar -xzOf "$tarball" "hlculid-$version-pg$major-linux-$arch/LICENSE" | cmp -s - LICENSE \
+    || { echo "$tarball does not hold LICENSE" >&2; exit 1; }
+  if [ -n "$deb" ]; then # Debian's copyright file, read back into the text of LICENSE
+    local copyright=/usr/share/doc/$pkg/copyright
+    [ -f "$copyright" ] || { echo "missing after install: $copyright" >&2; exit 1; }
+    grep -qx "Copyright: $(sed -n 's/^Copyright (c) //p' LICENSE)" "$copyright" \
+      && grep -qx "License: PostgreSQL" "$copyright" \
+      && cmp -s <(sed -n '/^License: PostgreSQL$/,$p' "$copyright" | tail -n +2 | sed 's/^ //; s/^\.$//') \
+                <(sed -n '/^Copyright (c) /,$p' LICENSE | tail -n +3) \
+      || { echo "$copyright is not the licence in LICENSE" >&2; exit 1; }
+  fi
+  echo "licence: in the tarball${deb:+ and in /usr/share/doc/$pkg/copyright}"
 }
 check_removed() {
   local f left=0

@@ -2,8 +2,10 @@
 # make package: builds hlculid (release) for each PostgreSQL major given (default: every supported
 # one) and writes installable artifacts to target/package/:
 #   hlculid-VERSION-pgMAJOR-linux-ARCH.tar.gz   every major: lib/ and extension/ as pg_config names
-#                                               them, plus install.sh (atomic, see packaging/)
-#   postgresql-MAJOR-hlculid_VERSION-1_ARCH.deb a Debian-packaged PostgreSQL (here: 15)
+#                                               them, plus install.sh (atomic, see packaging/) and
+#                                               LICENSE
+#   postgresql-MAJOR-hlculid_VERSION-1_ARCH.deb a Debian-packaged PostgreSQL (here: 15), the licence
+#                                               in /usr/share/doc/PACKAGE/copyright (Debian's format)
 # The install script put in is the committed sql/hlculid--VERSION.sql, the same text on every
 # major (scripts/schema-check.sh proves pgrx generates the same objects for each).
 # Usage: scripts/package.sh [--stage-only] [MAJOR | --pg-config PATH]...
@@ -25,6 +27,16 @@ done
 
 version=$(crate_version)
 arch=$(uname -m)
+
+# LICENSE in Debian's machine-readable copyright format: the holder from its "Copyright (c)"
+# line, the text after it as the License paragraph (blank lines as " .").
+debian_copyright() {
+  local holder; holder=$(sed -n 's/^Copyright (c) //p' LICENSE)
+  [ -n "$holder" ] || { echo "package: LICENSE has no 'Copyright (c)' line" >&2; return 1; }
+  printf 'Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n'
+  printf 'Upstream-Name: hlculid\n\nFiles: *\nCopyright: %s\nLicense: PostgreSQL\n' "$holder"
+  sed -n '/^Copyright (c) /,$p' LICENSE | tail -n +3 | sed 's/^$/./; s/^/ /'
+}
 install_sql=sql/hlculid--$version.sql
 [ -f "$install_sql" ] || { echo "package: $install_sql is missing (scripts/schema-check.sh --bless writes it)" >&2; exit 1; }
 out=$REPO/target/package
@@ -46,6 +58,7 @@ for cfg in "${configs[@]}"; do
   cp "$build$extdir"/hlculid.control "$build$extdir"/hlculid--*--*.sql "$stage/extension/"
   cp "$install_sql" "$stage/extension/"
   cp packaging/install.sh "$stage/install.sh"
+  cp LICENSE "$stage/LICENSE"
   echo "$major" >"$stage/PG_MAJOR"
   echo "$version" >"$stage/VERSION"
   chmod -R a+rX "$stage"
@@ -61,7 +74,7 @@ for cfg in "${configs[@]}"; do
     mkdir -p "$root/DEBIAN" "$root$libdir" "$root$extdir" "$root/usr/share/doc/$pkg"
     cp "$stage"/lib/* "$root$libdir/"
     cp "$stage"/extension/* "$root$extdir/"
-    cp LICENSE "$root/usr/share/doc/$pkg/copyright" 2>/dev/null || echo "License: PostgreSQL" >"$root/usr/share/doc/$pkg/copyright"
+    debian_copyright >"$root/usr/share/doc/$pkg/copyright"
     cat >"$root/DEBIAN/control" <<CONTROL
 Package: $pkg
 Version: $version-1

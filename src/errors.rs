@@ -24,8 +24,6 @@ pub enum Condition {
     NotSuperuser,
     MarkDamaged,
     NotPreloaded,
-    /// Raised by PostgreSQL itself for our `PGC_POSTMASTER` settings; listed for the README.
-    SettingReadOnly,
     MarkWriteFailed,
     /// Never expected: a bug, or the operating system refusing random bytes.
     Internal,
@@ -70,13 +68,30 @@ pub const CONDITIONS: &[ConditionInfo] = &[
         "any generating function (and `hlculid_observe`) while the high-water mark file was damaged at server start, until `hlculid_clock_recover`"),
     info(Condition::NotPreloaded, "55000", "object_not_in_prerequisite_state",
         "a generating function without `shared_preload_libraries`"),
-    info(Condition::SettingReadOnly, "55P02", "cant_change_runtime_param",
-        "`SET hlculid.publisher_id` / `hlculid.max_clock_skew` (raised by PostgreSQL)"),
     info(Condition::MarkWriteFailed, "58030", "io_error",
         "the high-water mark file cannot be written (disk full, read-only): no id is issued until it is, then generation resumes by itself"),
     info(Condition::Internal, "XX000", "internal_error",
         "never expected: a bug, or the operating system refusing random bytes"),
 ];
+
+/// A row of the README's error table that PostgreSQL itself raises for hlculid's objects (so no
+/// [`Condition`] of ours), with the statements that raise it (the table's test runs them).
+pub struct RaisedByPostgres {
+    pub sqlstate: &'static str,
+    pub name: &'static str,
+    pub when: &'static str,
+    pub statements: &'static [&'static str],
+}
+
+pub const RAISED_BY_POSTGRES: &[RaisedByPostgres] = &[RaisedByPostgres {
+    sqlstate: "55P02",
+    name: "cant_change_runtime_param",
+    when: "`SET hlculid.publisher_id` / `hlculid.max_clock_skew` (raised by PostgreSQL)",
+    statements: &[
+        "SET hlculid.publisher_id = 5",
+        "SET hlculid.max_clock_skew = '1s'",
+    ],
+}];
 
 impl Condition {
     pub fn code(self) -> PgSqlErrorCode {
@@ -90,7 +105,6 @@ impl Condition {
             Condition::NotSuperuser => ERRCODE_INSUFFICIENT_PRIVILEGE,
             Condition::MarkDamaged => ERRCODE_DATA_CORRUPTED,
             Condition::NotPreloaded => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
-            Condition::SettingReadOnly => ERRCODE_CANT_CHANGE_RUNTIME_PARAM,
             Condition::MarkWriteFailed => ERRCODE_IO_ERROR,
             Condition::Internal => ERRCODE_INTERNAL_ERROR,
         }

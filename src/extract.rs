@@ -12,17 +12,27 @@ pub const TS_RANGE_DETAIL: &str =
 
 /// The Unix millisecond of a timestamptz, or an error naming the range (SQLSTATE 22008).
 pub fn ts_to_ms(ts: TimestampWithTimeZone) -> u64 {
-    match pg_us_to_unix_ms(ts.into()) {
-        Ok(ms) => ms,
-        Err(e) => UserError::new(
-            Condition::TimeOutOfRange,
-            format!("timestamp out of range for type hlculid: \"{ts}\""),
-        )
-        .detail(match e {
-            TimeError::Infinite => "An hlculid cannot hold an infinite timestamp.",
-            TimeError::OutOfRange => TS_RANGE_DETAIL,
-        })
-        .raise(),
+    pg_us_to_unix_ms(ts.into()).unwrap_or_else(|e| time_out_of_range(ts, e))
+}
+
+fn time_out_of_range(ts: TimestampWithTimeZone, e: TimeError) -> ! {
+    UserError::new(
+        Condition::TimeOutOfRange,
+        format!("timestamp out of range for type hlculid: \"{ts}\""),
+    )
+    .detail(match e {
+        TimeError::Infinite => "An hlculid cannot hold an infinite timestamp.",
+        TimeError::OutOfRange => TS_RANGE_DETAIL,
+    })
+    .raise()
+}
+
+/// `bound` (`Id::min_of_ms` or `Id::max_of_ms`) of the millisecond containing `ts`: one range
+/// check and one error for a time an id cannot hold, wherever it is found.
+fn ms_bound(ts: TimestampWithTimeZone, bound: fn(u64) -> Option<Id>) -> Hlculid {
+    match pg_us_to_unix_ms(ts.into()).and_then(|ms| bound(ms).ok_or(TimeError::OutOfRange)) {
+        Ok(id) => Hlculid(id),
+        Err(e) => time_out_of_range(ts, e),
     }
 }
 
@@ -108,15 +118,13 @@ fn hlculid_from_parts(
 /// The smallest id of the millisecond containing `ts`.
 #[pg_extern(immutable, parallel_safe, strict)]
 fn hlculid_min(ts: TimestampWithTimeZone) -> Hlculid {
-    let ms = ts_to_ms(ts);
-    Hlculid(Id::min_of_ms(ms).unwrap_or(Id::MAX))
+    ms_bound(ts, Id::min_of_ms)
 }
 
 /// The largest id of the millisecond containing `ts`.
 #[pg_extern(immutable, parallel_safe, strict)]
 fn hlculid_max(ts: TimestampWithTimeZone) -> Hlculid {
-    let ms = ts_to_ms(ts);
-    Hlculid(Id::max_of_ms(ms).unwrap_or(Id::MAX))
+    ms_bound(ts, Id::max_of_ms)
 }
 
 extension_sql!(

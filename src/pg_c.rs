@@ -69,13 +69,14 @@ pub type SkipSupportIncDec = unsafe extern "C-unwind" fn(
     overflow: *mut bool,
 ) -> pg_sys::Datum;
 
-/// Size and field offsets of [`SkipSupportData`], for the check against the C header.
-pub fn skip_support_layout() -> [usize; 5] {
-    [
-        core::mem::size_of::<SkipSupportData>(),
-        core::mem::offset_of!(SkipSupportData, low_elem),
-        core::mem::offset_of!(SkipSupportData, high_elem),
-        core::mem::offset_of!(SkipSupportData, decrement),
-        core::mem::offset_of!(SkipSupportData, increment),
-    ]
-}
+// The mirror's layout is pinned at compile time to the numbers tests/c_decls/decls.c asserts
+// for the C struct of each major's header (scripts/check-c-decls.sh): size, then the offsets of
+// low_elem, high_elem, decrement, increment. Nothing of it is in the built library.
+const _: () = {
+    use core::mem::{offset_of, size_of};
+    assert!(size_of::<SkipSupportData>() == 32);
+    assert!(offset_of!(SkipSupportData, low_elem) == 0);
+    assert!(offset_of!(SkipSupportData, high_elem) == 8);
+    assert!(offset_of!(SkipSupportData, decrement) == 16);
+    assert!(offset_of!(SkipSupportData, increment) == 24);
+};

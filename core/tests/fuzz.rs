@@ -142,8 +142,10 @@ fn binary_decoder_accepts_exactly_16_bytes() {
         match binary::decode(&buf) {
             Ok(id) => {
                 assert_eq!(len, 16);
-                assert_eq!(&id.0[..], &buf[..]);
-                assert_eq!(binary::encode(id), id.0);
+                // the bytes in order: the uuid form's hex digits are the input's
+                let hex: String = buf.iter().map(|b| format!("{b:02x}")).collect();
+                assert_eq!(id.to_uuid_string().replace('-', ""), hex);
+                assert_eq!(&binary::encode(id)[..], &buf[..], "round trip");
             }
             Err(got) => {
                 assert_ne!(len, 16);

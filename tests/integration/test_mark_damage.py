@@ -99,4 +99,7 @@ def test_a_missing_mark_is_a_first_start(make_cluster):
     (c.data / MARK).unlink(missing_ok=True)
     c.start()
     assert c.one("SELECT high_water_mark_state FROM hlculid_clock()") == "ok"
-    assert c.one("SELECT hlculid_generate() IS NOT NULL")
+    # ids come from the wall clock, and the first one has a durable mark behind it again
+    assert c.sql("""SELECT hlculid_publisher(id), abs(extract(epoch FROM hlculid_ts(id) - clock_timestamp())) < 5
+                    FROM (SELECT hlculid_generate() AS id) s""") == [(4, True)]
+    assert (c.data / MARK).is_file()

@@ -116,8 +116,10 @@ def test_observe_can_be_revoked_and_granted_and_recovery_is_for_superusers(make_
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
         c.sql(observe, user="ordinary")
     c.sql(observe, user="consumer")
-    # generating stays open to every role
-    assert c.sql("SELECT hlculid_generate() IS NOT NULL", user="ordinary") == [(True,)]
+    # generating stays open to every role, with the server's order and publisher
+    before = c.sql("SELECT hlculid_generate()::text", user="consumer")[0][0]
+    assert c.sql("SELECT id > %s::hlculid, hlculid_publisher(id) FROM (SELECT hlculid_generate() AS id) s",
+                 (before,), user="ordinary") == [(True, 9)]
     for user in ("ordinary", "consumer"):
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             c.sql("SELECT hlculid_clock_recover(NULL)", user=user)

@@ -31,9 +31,10 @@ SELECT err(format('SELECT hlculid_observe(%L)',
   hlculid_from_parts(clock_timestamp() + interval '1 hour', 0, 7, 0))) ~ '^22023: hlculid [0-9A-F-]{35} is 3[56][0-9]{5} ms ahead of the local clock' AS rejected;
 SELECT logical_time < :'before'::timestamptz + interval '10 seconds' AS unchanged FROM hlculid_clock();
 SELECT hlculid_generate() < hlculid_from_parts(clock_timestamp() + interval '1 minute', 0, 0, 0) AS not_poisoned;
--- observing an old id changes nothing
+-- observing an old id changes nothing (nothing else generates here)
+SELECT logical_time AS lt, counter AS lc FROM hlculid_clock() \gset
 SELECT hlculid_observe('017FC21C5E7A-0000-000A-AAA111111111');
-SELECT hlculid_ts(hlculid_generate()) > '2026-01-01' AS still_now;
+SELECT (logical_time, counter) = (:'lt'::timestamptz, :lc) AS unchanged FROM hlculid_clock();
 
 -- backfill: ids for one millisecond are ordered; another time starts afresh
 SELECT hlculid_generate_at('2020-01-01 00:00:00.5+00') AS b1 \gset
@@ -66,8 +67,11 @@ SELECT cardinality(b) AS n, b[1] > :'before_batch'::hlculid AS above_before,
        (SELECT array_agg(DISTINCT hlculid_publisher(x)) FROM unnest(b) x) AS publishers,
        hlculid_generate() > b[1000] AS next_above
 FROM (SELECT :'batch'::hlculid[] AS b) s;
-INSERT INTO events (id, n) SELECT id, i FROM unnest(hlculid_generate_n(100)) WITH ORDINALITY u(id, i);
-SELECT count(*) AS inserted, bool_and(id > :'before_batch'::hlculid) AS all_above FROM events WHERE id > :'before_batch'::hlculid;
+-- a second batch, as rows: above the first batch and every earlier row
+INSERT INTO events (id, n) SELECT id, 1000 + i FROM unnest(hlculid_generate_n(100)) WITH ORDINALITY u(id, i);
+SELECT count(*) AS inserted, bool_and(id > (:'batch'::hlculid[])[1000]) AS above_first_batch,
+       min(id) > (SELECT max(id) FROM events WHERE n <= 100) AS above_earlier_rows
+FROM events WHERE n > 1000;
 SELECT logical_time AS lt, counter AS lc FROM hlculid_clock() \gset
 SELECT err('SELECT hlculid_generate_n(0)');
 SELECT err('SELECT hlculid_generate_n(65537)');
@@ -76,7 +80,6 @@ SELECT (logical_time, counter) = (:'lt'::timestamptz, :lc) AS nothing_taken FROM
 SELECT hlculid_generate_n(NULL) IS NULL AS strict;
 
 -- hlculid_clock(): one row describing the clock
-SELECT count(*) AS one_row FROM hlculid_clock();
 -- nothing else generates here, so the clock stands exactly at the last id generated
 SELECT hlculid_generate() AS last_id \gset
 SELECT publisher, publisher_source, abs(extract(epoch FROM wall_time - clock_timestamp())) < 5 AS wall_now,
