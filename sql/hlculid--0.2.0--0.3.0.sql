@@ -41,4 +41,13 @@ COMMENT ON FUNCTION hlculid_clock_recover(hlculid, boolean) IS 'superuser: hlcul
 -- == partitions ==
 
 -- == casts and text forms ==
+-- The uuid -> hlculid cast refuses a random (version 4) uuid, so it gets a function. A cast
+-- cannot be changed in place: it is dropped and created again. Casts carry no grants, and no
+-- view, default or generated column depends on a cast without a function (its expressions hold
+-- a relabelling, which keeps working unchecked until they are created again).
+CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_from_uuid_wrapper';
+DROP CAST (uuid AS hlculid);
+CREATE CAST (uuid AS hlculid) WITH FUNCTION hlculid_from_uuid(uuid) AS IMPLICIT;
 

@@ -21,6 +21,9 @@ pub enum Condition {
     /// Any time an id cannot hold: an argument, the system clock, or the clock's end.
     TimeOutOfRange,
     InvalidParameter,
+    /// A random (version 4) uuid cast to `hlculid`: a value of the wrong kind, reported as
+    /// PostgreSQL's `jsonb` casts report one (22023).
+    RandomUuid,
     NotSuperuser,
     MarkDamaged,
     NotPreloaded,
@@ -62,6 +65,8 @@ pub const CONDITIONS: &[ConditionInfo] = &[
         "a time an id cannot hold: before 1970, after 10889-08-02 or infinite (`hlculid_min/max`, `hlculid_from_parts`, `hlculid_generate_at`); a system clock at or before 1970-01-01 00:00:00 UTC or after 10889 (generating functions, `hlculid_observe`); a clock that reached the end of the range"),
     info(Condition::InvalidParameter, "22023", "invalid_parameter_value",
         "`hlculid_observe` of an id further ahead of the local clock than `hlculid.max_clock_skew`; `hlculid_generate_n` of fewer than 1 or more than 65536 ids"),
+    info(Condition::RandomUuid, "22023", "invalid_parameter_value",
+        "a random uuid (version 4 with the RFC 9562 variant) cast to `hlculid`, e.g. `gen_random_uuid()` inserted into an `hlculid` column (0.3.0)"),
     info(Condition::NotSuperuser, "42501", "insufficient_privilege",
         "`hlculid_clock_recover` by a role that is not a superuser"),
     info(Condition::MarkDamaged, "XX001", "data_corrupted",
@@ -101,7 +106,7 @@ impl Condition {
             Condition::InvalidBinary => ERRCODE_INVALID_BINARY_REPRESENTATION,
             Condition::FieldOutOfRange => ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
             Condition::TimeOutOfRange => ERRCODE_DATETIME_FIELD_OVERFLOW,
-            Condition::InvalidParameter => ERRCODE_INVALID_PARAMETER_VALUE,
+            Condition::InvalidParameter | Condition::RandomUuid => ERRCODE_INVALID_PARAMETER_VALUE,
             Condition::NotSuperuser => ERRCODE_INSUFFICIENT_PRIVILEGE,
             Condition::MarkDamaged => ERRCODE_DATA_CORRUPTED,
             Condition::NotPreloaded => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,

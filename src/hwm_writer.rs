@@ -34,7 +34,7 @@ fn log_publisher() {
                 PgLogLevel::LOG,
                 PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
                 format!("hlculid: hlculid.publisher_id is not set; using publisher id {id}, derived from the system identifier"),
-                "Standbys and copies of a data directory share the system identifier and so this id, and derived ids of unrelated servers collide by chance (1% at 36 servers). Set hlculid.publisher_id to a value unique across your servers."
+                "Standbys and copies of a data directory share the system identifier and so this id, and derived ids of unrelated servers collide by chance (1% at 27 servers). Set hlculid.publisher_id to a value unique across your servers."
             );
         }
     }

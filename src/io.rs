@@ -280,12 +280,90 @@ CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
     requires = ["hlculid_type"],
 );
 
+/// `uuid` -> `hlculid`, the cast: the same 16 bytes (the argument itself is returned, as
+/// `varchar`'s length coercion returns a value that fits), except a random uuid, which the
+/// guarded [`hlculid_from_uuid_slow`] refuses. Hand-written V1 so that the check is all the cast
+/// costs; `extern "C"` as in [`hlculid_out_wrapper`].
+///
+/// # Safety
+/// Called by PostgreSQL's function manager with a valid `fcinfo` holding one non-null uuid.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hlculid_from_uuid_wrapper(
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> pg_sys::Datum {
+    // SAFETY: the function is STRICT with one uuid argument: a pointer to its 16 bytes, the
+    // layout of an hlculid (char alignment).
+    let (datum, id) = unsafe {
+        let datum = pgrx::fcinfo::pg_getarg_datum_raw(fcinfo, 0);
+        (datum, Id(datum.cast_mut_ptr::<[u8; 16]>().read_unaligned()))
+    };
+    if !text::is_random_uuid(id) {
+        return datum;
+    }
+    // SAFETY: as in hlculid_out_wrapper; the guarded path raises the error.
+    unsafe { hlculid_from_uuid_slow_wrapper(fcinfo) }
+}
+
+v1_function_info!(pg_finfo_hlculid_from_uuid_wrapper);
+
+/// The guarded path of `hlculid_from_uuid`, taken only for a random uuid: raises 22023 (a value
+/// of the wrong kind for a cast, as PostgreSQL's `jsonb` casts report one).
+#[pg_extern(immutable, parallel_safe, strict, sql = false)]
+fn hlculid_from_uuid_slow(u: pgrx::Uuid) -> Hlculid {
+    let id = Id(*u.as_bytes());
+    UserError::new(
+        Condition::RandomUuid,
+        "cannot cast a random uuid (version 4) to type hlculid",
+    )
+    .detail(format!(
+        "uuid {} has version 4 and the RFC 9562 variant, the marks of a random uuid; \
+read as an hlculid it would carry the time {}.",
+        text::uuid_string(id),
+        utc_text(id.ms())
+    ))
+    .hint("Use hlculid_generate() for new ids.")
+    .raise()
+}
+
+/// A Unix millisecond as `YYYY-MM-DD HH:MM:SS.mmm+00` (UTC), for error details. Days to civil
+/// date by Howard Hinnant's `civil_from_days`.
+fn utc_text(ms: u64) -> String {
+    let (days, rem) = ((ms / 86_400_000) as i64, ms % 86_400_000);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02}.{:03}+00",
+        rem / 3_600_000,
+        rem / 60_000 % 60,
+        rem / 1000 % 60,
+        rem % 1000
+    )
+}
+
 extension_sql!(
     r#"
--- Same length, alignment and byte order as uuid: the casts are free and keep order.
--- uuid -> hlculid is implicit so `id = some_uuid` still uses an index on id; the other
--- direction is assignment-only, so comparisons never become ambiguous.
-CREATE CAST (uuid AS hlculid) WITHOUT FUNCTION AS IMPLICIT;
+CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_from_uuid_wrapper';
+"#,
+    name = "hlculid_from_uuid",
+    requires = ["hlculid_type"],
+);
+
+extension_sql!(
+    r#"
+-- Same length, alignment and byte order as uuid: the casts keep order and cost (almost) nothing.
+-- uuid -> hlculid is implicit so `id = some_uuid` still uses an index on id; it refuses a
+-- random (version 4) uuid, whose bytes would read as a time centuries ahead. The other
+-- direction is free and assignment-only, so comparisons never become ambiguous.
+CREATE CAST (uuid AS hlculid) WITH FUNCTION hlculid_from_uuid(uuid) AS IMPLICIT;
 CREATE CAST (hlculid AS uuid) WITHOUT FUNCTION AS ASSIGNMENT;
 CREATE CAST (hlculid AS bytea) WITH FUNCTION hlculid_to_bytea(hlculid);
 CREATE CAST (bytea AS hlculid) WITH FUNCTION hlculid_from_bytea(bytea);
@@ -296,5 +374,10 @@ CREATE CAST (text AS hlculid) WITH INOUT AS ASSIGNMENT;
 CREATE CAST (varchar AS hlculid) WITH INOUT AS ASSIGNMENT;
 "#,
     name = "hlculid_io_casts",
-    requires = ["hlculid_type", hlculid_to_bytea, hlculid_from_bytea],
+    requires = [
+        "hlculid_type",
+        "hlculid_from_uuid",
+        hlculid_to_bytea,
+        hlculid_from_bytea
+    ],
 );

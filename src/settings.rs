@@ -53,13 +53,16 @@ impl PublisherSource {
     }
 }
 
-/// Folds the 64-bit system identifier into 16 bits.
+/// Folds the 64-bit system identifier into 15 bits (0-32767). Bit 15 stays clear so that the
+/// ids of a server left at the default never carry the RFC 9562 variant bits (10 at the top of
+/// byte 8): as `uuid` values they are never RFC uuids, so never taken for a random one by the
+/// `uuid` cast, nor equal to a `gen_random_uuid()` or `uuidv7()` value in a shared column.
 fn derived_publisher() -> u16 {
     static DERIVED: OnceLock<u16> = OnceLock::new();
     *DERIVED.get_or_init(|| {
         // SAFETY: reads the control file's identifier, set before any backend runs SQL.
         let id = unsafe { pg_sys::GetSystemIdentifier() };
-        ((id >> 48) ^ (id >> 32) ^ (id >> 16) ^ id) as u16
+        ((id >> 48) ^ (id >> 32) ^ (id >> 16) ^ id) as u16 & 0x7FFF
     })
 }
 

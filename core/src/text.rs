@@ -279,6 +279,16 @@ pub fn ulid_string(id: Id) -> String {
     ulid(id).iter().map(|&b| b as char).collect()
 }
 
+/// Whether these 16 bytes are a random uuid: RFC 9562 version 4 (the high nibble of byte 6)
+/// with the RFC variant (the top two bits of byte 8 are 10), what `gen_random_uuid()` makes.
+/// Read as an hlculid such a value has a counter of 0x4000-0x4FFF and a publisher of
+/// 32768-49151; its time field is random, mostly centuries ahead. PostgreSQL's `uuid` cast to
+/// `hlculid` refuses these values; text and binary input read any 128-bit value.
+#[inline]
+pub const fn is_random_uuid(id: Id) -> bool {
+    id.0[6] >> 4 == 4 && id.0[8] >> 6 == 0b10
+}
+
 /// The 8-4-4-4-12 lower-case form `uuid` prints for the same bytes.
 pub fn uuid_string(id: Id) -> String {
     let out: [u8; 36] = write_hex(id, &UUID_DIGITS, b"0123456789abcdef");
@@ -473,6 +483,35 @@ mod tests {
         assert!(matches!(parse(s), Err(Character { .. })));
         let fullwidth = "０１７FC21C5E7A0000000AAAA111111".as_bytes();
         assert!(parse(fullwidth).is_err());
+    }
+
+    #[test]
+    fn random_uuids_are_version_4_with_the_rfc_variant() {
+        let id = |s: &str| parse(s.as_bytes()).unwrap();
+        // gen_random_uuid() output, and the edges of the version nibble and the variant bits
+        assert!(is_random_uuid(id("8f3c1f0e-6b1d-4a2b-9c3d-5e6f70819203")));
+        assert!(is_random_uuid(id("00000000-0000-4000-8000-000000000000")));
+        assert!(is_random_uuid(id("ffffffff-ffff-4fff-bfff-ffffffffffff")));
+        for other in [
+            "8f3c1f0e-6b1d-3a2b-9c3d-5e6f70819203", // version 3
+            "8f3c1f0e-6b1d-5a2b-9c3d-5e6f70819203", // version 5
+            "018f3c1f-0e6b-7d4a-9c3d-5e6f70819203", // version 7
+            "8f3c1f0e-6b1d-4a2b-7c3d-5e6f70819203", // variant 0 (NCS)
+            "8f3c1f0e-6b1d-4a2b-cc3d-5e6f70819203", // variant 110 (Microsoft)
+            "017FC21C5E7A-4000-7FFF-AAA111111111",  // counter 0x4000, publisher 32767
+            "017FC21C5E7A-3FFF-8000-AAA111111111",  // publisher 32768, counter 0x3FFF
+            "017FC21C5E7A-5000-8000-AAA111111111",  // publisher 32768, counter 0x5000
+            "017FC21C5E7A-4000-C000-AAA111111111",  // counter 0x4000, publisher 49152
+        ] {
+            assert!(!is_random_uuid(id(other)), "{other}");
+        }
+        // as an hlculid: exactly counter 0x4000-0x4FFF with publisher 32768-49151
+        for (counter, publisher) in [(0x4000u16, 0x8000u16), (0x4FFF, 0xBFFF), (0x4ABC, 0x9000)] {
+            let mut b = [0u8; 16];
+            b[6..8].copy_from_slice(&counter.to_be_bytes());
+            b[8..10].copy_from_slice(&publisher.to_be_bytes());
+            assert!(is_random_uuid(Id(b)), "{counter:x} {publisher:x}");
+        }
     }
 
     #[test]

@@ -31,7 +31,7 @@ def fill(conn):
         CREATE TABLE ev_part_3 PARTITION OF ev_part FOR VALUES WITH (MODULUS 4, REMAINDER 3);
         INSERT INTO ev_part SELECT id, n FROM ev;
         CREATE TABLE ev_uuid (u uuid, h hlculid GENERATED ALWAYS AS (u::hlculid) STORED);
-        INSERT INTO ev_uuid (u) SELECT gen_random_uuid() FROM generate_series(1, 1000);
+        INSERT INTO ev_uuid (u) SELECT hlculid_generate()::uuid FROM generate_series(1, 1000);
     """)
 
 

@@ -3,14 +3,88 @@ FROM pg_cast WHERE castsource = 'hlculid'::regtype OR casttarget = 'hlculid'::re
 -- uuid: the same 16 bytes, in the same order
 SELECT '017fc21c-5e7a-0000-000a-aaa111111111'::uuid::hlculid;
 SELECT '017FC21C5E7A-0000-000A-AAA111111111'::hlculid::uuid;
-SELECT count(*) FILTER (WHERE x::hlculid::uuid = x) AS round_trips FROM (SELECT gen_random_uuid() AS x FROM generate_series(1, 100)) s;
+-- hlculid -> uuid -> hlculid keeps the value: 65536 consecutive ids of this server (publisher
+-- 42: every counter value), and ids of explicit publishers below 32768 at every counter
+SELECT count(*) FILTER (WHERE id::uuid::hlculid = id) AS round_trips, count(DISTINCT hlculid_counter(id)) AS counters
+FROM unnest(hlculid_generate_n(65536)) id;
+SELECT count(*) FILTER (WHERE id::uuid::hlculid = id) AS round_trips, count(*)
+FROM (SELECT hlculid_from_parts('2026-01-01', c, p, 123456789) AS id
+      FROM generate_series(0, 65535, 7) c, unnest(ARRAY[0, 1, 12345, 32767]) p) s;
+-- A random uuid (version 4 with the RFC 9562 variant) is refused: read as an hlculid its time is
+-- random, mostly centuries ahead, and it would become max(id)
+CREATE FUNCTION cast_result(u uuid) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN u::hlculid::text;
+EXCEPTION WHEN invalid_parameter_value THEN
+  RETURN 'refused';
+END $$;
+SELECT cast_result(gen_random_uuid()) AS result, count(*) FROM generate_series(1, 1000) GROUP BY 1;
+CREATE TABLE events (id hlculid PRIMARY KEY, note text);
+SELECT err($$INSERT INTO events (id) VALUES ('8f3c1f0e-6b1d-4a2b-9c3d-5e6f70819203'::uuid)$$);
+SELECT split_part(e, E'\n', 1) AS error, split_part(e, E'\n', 3) AS hint
+FROM err($$INSERT INTO events (id) VALUES (gen_random_uuid())$$) e;
+-- every way a uuid value reaches an hlculid: a default, INSERT ... SELECT, UPDATE, a parameter,
+-- an explicit cast, a column's type change (with and without USING), a comparison
+CREATE TABLE uuids (u uuid);
+INSERT INTO uuids SELECT gen_random_uuid() FROM generate_series(1, 100);
+CREATE TABLE events_d (id hlculid PRIMARY KEY DEFAULT gen_random_uuid(), note text);
+PREPARE ins(uuid) AS INSERT INTO events (id) VALUES ($1);
+SELECT split_part(err(q), E'\n', 1) AS error, q FROM unnest(ARRAY[
+  $$INSERT INTO events_d (note) VALUES ('default')$$,
+  $$INSERT INTO events (id) SELECT u FROM uuids$$,
+  $$INSERT INTO events SELECT '017FC21C5E7A-0000-000A-AAA111111111'; UPDATE events SET id = (SELECT u FROM uuids LIMIT 1)$$,
+  $$EXECUTE ins('8f3c1f0e-6b1d-4a2b-9c3d-5e6f70819203')$$,
+  $$SELECT gen_random_uuid()::hlculid$$,
+  $$ALTER TABLE uuids ALTER COLUMN u TYPE hlculid$$,
+  $$ALTER TABLE uuids ALTER COLUMN u TYPE hlculid USING u::hlculid$$,
+  $$SELECT count(*) FROM events WHERE id = '8f3c1f0e-6b1d-4a2b-9c3d-5e6f70819203'::uuid$$
+]) q;
+SELECT (SELECT count(*) FROM events) AS events, (SELECT count(*) FROM events_d) AS events_d,
+       (SELECT format_type(atttypid, NULL) FROM pg_attribute WHERE attrelid = 'uuids'::regclass AND attname = 'u') AS uuids_u;
+-- exactly version 4 with the RFC variant: as an hlculid, counter 0x4000-0x4FFF (16384-20479)
+-- with publisher 0x8000-0xBFFF (32768-49151); the neighbours on each side convert
+SELECT p AS publisher, string_agg(format('%s:%s', c, cast_result(hlculid_from_parts('2026-01-01', c, p, 0)::uuid)), ' ' ORDER BY c) AS "counter:result"
+FROM unnest(ARRAY[32767, 32768, 40000, 49151, 49152, 65535]) p, unnest(ARRAY[16383, 16384, 20479, 20480]) c
+GROUP BY p ORDER BY p;
+-- uuids of the other versions and variants keep converting (their bytes as they are)
+SELECT v AS kind, cast_result(u::uuid) AS result FROM (VALUES
+  ('nil', '00000000-0000-0000-0000-000000000000'),
+  ('max', 'ffffffff-ffff-ffff-ffff-ffffffffffff'),
+  ('version 1', 'c232ab00-9414-11ec-b3c8-9f6bdeced846'),
+  ('version 3', '5df41881-3aed-3515-88a7-2f4a814cf09e'),
+  ('version 5', '2ed6657d-e927-568b-95e1-2665a8aea6a2'),
+  ('version 6', '1ec9414c-232a-6b00-b3c8-9f6bdeced846'),
+  ('version 7', '017f22e2-79b0-7cc3-98c4-dc0c0c07398f'),
+  ('version 8', '2489e9ad-2ee2-8e00-8ec9-32d5f69181c0'),
+  ('version 4, NCS variant', '8f3c1f0e-6b1d-4a2b-7c3d-5e6f70819203'),
+  ('version 4, Microsoft variant', '8f3c1f0e-6b1d-4a2b-cc3d-5e6f70819203'),
+  ('version 4, RFC variant', '8f3c1f0e-6b1d-4a2b-9c3d-5e6f70819203')
+) t(v, u);
+-- the bytes of a random uuid on purpose (test data): through bytea or text, which read any value
+SELECT uuid_send('8f3c1f0e-6b1d-4a2b-9c3d-5e6f70819203')::hlculid AS via_bytea,
+       '8f3c1f0e-6b1d-4a2b-9c3d-5e6f70819203'::uuid::text::hlculid AS via_text;
 -- uuid -> hlculid is implicit, so comparing with a uuid works and keeps the hlculid side indexable
 CREATE TABLE cu (id hlculid PRIMARY KEY);
 INSERT INTO cu VALUES ('017FC21C5E7A-0000-000A-AAA111111111');
 SELECT * FROM cu WHERE id = '017fc21c-5e7a-0000-000a-aaa111111111'::uuid;
 SET enable_seqscan = off;
 EXPLAIN (COSTS OFF) SELECT * FROM cu WHERE id = '017fc21c-5e7a-0000-000a-aaa111111111'::uuid;
+-- a uuid parameter in a generic plan, and a join with a uuid column, use the index too
+PREPARE by_uuid(uuid) AS SELECT * FROM cu WHERE id = $1;
+SET plan_cache_mode = force_generic_plan;
+EXPLAIN (COSTS OFF) EXECUTE by_uuid('017fc21c-5e7a-0000-000a-aaa111111111');
+EXECUTE by_uuid('017fc21c-5e7a-0000-000a-aaa111111111');
+RESET plan_cache_mode;
+CREATE TABLE cu_refs (u uuid);
+INSERT INTO cu_refs VALUES ('017fc21c-5e7a-0000-000a-aaa111111111');
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+EXPLAIN (COSTS OFF) SELECT cu.id FROM cu_refs JOIN cu ON cu.id = cu_refs.u;
+SELECT cu.id FROM cu_refs JOIN cu ON cu.id = cu_refs.u;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
 RESET enable_seqscan;
+DEALLOCATE by_uuid;
 -- hlculid -> uuid is for assignment, never for comparisons (no ambiguity)
 CREATE TABLE cuu (u uuid);
 INSERT INTO cuu SELECT id FROM cu;
@@ -55,4 +129,6 @@ RESET enable_seqscan;
 SELECT err($$SELECT 1 FROM cs WHERE id = 'x'::text$$) LIKE '42883:%' AS no_implicit_from_text;
 SELECT err($$SELECT 1 FROM cs WHERE id = 'x'::varchar$$) LIKE '42883:%' AS no_implicit_from_varchar;
 DEALLOCATE ins_varchar; DEALLOCATE ins_text; DEALLOCATE upd; DEALLOCATE find;
-DROP TABLE cu, cuu, cs;
+DEALLOCATE ins;
+DROP TABLE cu, cuu, cs, cu_refs, events, events_d, uuids;
+DROP FUNCTION cast_result(uuid);

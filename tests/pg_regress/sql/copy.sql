@@ -5,7 +5,7 @@
 \set bad_file :copy_dir '/hlculid_bad.bin'
 \set txt_file :copy_dir '/hlculid.txt'
 CREATE TABLE c_src (id hlculid, n int);
-INSERT INTO c_src SELECT gen_random_uuid()::hlculid, i FROM generate_series(1, 1000) i;
+INSERT INTO c_src SELECT uuid_send(gen_random_uuid())::hlculid, i FROM generate_series(1, 1000) i;
 INSERT INTO c_src VALUES (NULL, 0), ('000000000000-0000-0000-000000000000', -1), ('FFFFFFFFFFFF-FFFF-FFFF-FFFFFFFFFFFF', -2);
 COPY c_src TO :'bin_file' (FORMAT binary);
 CREATE TABLE c_dst (LIKE c_src);

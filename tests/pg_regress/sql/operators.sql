@@ -26,6 +26,6 @@ SELECT count(*) AS agree FROM (
   SELECT row_number() OVER (ORDER BY x) AS by_id,
          row_number() OVER (ORDER BY x::uuid) AS by_uuid,
          row_number() OVER (ORDER BY x::text COLLATE "C") AS by_text
-  FROM (SELECT gen_random_uuid()::hlculid AS x FROM generate_series(1, 2000)) s) r
+  FROM (SELECT uuid_send(gen_random_uuid())::hlculid AS x FROM generate_series(1, 2000)) s) r
 WHERE by_id = by_uuid AND by_id = by_text;
 DROP TABLE ops;
