@@ -16,6 +16,16 @@ COMMENT ON FUNCTION hlculid_clock() IS 'state of this server''s hybrid logical c
 COMMENT ON FUNCTION hlculid_clock_recover(hlculid) IS 'superuser: after a damaged high-water mark, every id issued afterwards sorts after the given one';
 COMMENT ON FUNCTION hlculid_clock_recover(hlculid, boolean) IS 'superuser: hlculid_clock_recover(floor), and with allow_future => true a floor further ahead of the wall clock than hlculid.max_clock_skew';
 COMMENT ON FUNCTION hlculid_clock_bound() IS 'the run-ahead bound of this server''s clock: the bound, how far generation has pushed the clock, waits at the bound';
+COMMENT ON FUNCTION hlculid_generate_bigint() IS 'next bigint id from this server''s clock: [0][42-bit ms][11-bit counter][10-bit publisher], ordered with its 128-bit ids';
+COMMENT ON FUNCTION hlculid_generate_bigint_n(integer) IS 'n bigint ids (1 to 65536) from one step of the clock, increasing';
+COMMENT ON FUNCTION hlculid_bigint_ts(bigint) IS 'time embedded in a bigint id, to the millisecond';
+COMMENT ON FUNCTION hlculid_bigint_counter(bigint) IS 'counter field of a bigint id (0-2047)';
+COMMENT ON FUNCTION hlculid_bigint_publisher(bigint) IS 'publisher field of a bigint id (0-1023)';
+COMMENT ON FUNCTION hlculid_bigint_decode(bigint) IS 'all fields of a bigint id: ts, counter, publisher';
+COMMENT ON FUNCTION hlculid_bigint_min(timestamptz) IS 'smallest bigint id of the millisecond containing the time';
+COMMENT ON FUNCTION hlculid_bigint_max(timestamptz) IS 'largest bigint id of the millisecond containing the time';
+COMMENT ON FUNCTION hlculid_from_bigint(bigint) IS 'the 128-bit id with a bigint id''s time, counter and publisher (random bits 0)';
+COMMENT ON FUNCTION hlculid_to_bigint(hlculid) IS 'the bigint id with an id''s time, counter and publisher (random bits dropped)';
 COMMENT ON FUNCTION hlculid_ts(hlculid) IS 'time embedded in the id, to the millisecond';
 COMMENT ON FUNCTION hlculid_counter(hlculid) IS 'logical counter field of the id (0-65535)';
 COMMENT ON FUNCTION hlculid_publisher(hlculid) IS 'publisher field of the id (0-65535)';

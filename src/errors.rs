@@ -27,6 +27,8 @@ pub enum Condition {
     NotSuperuser,
     MarkDamaged,
     NotPreloaded,
+    /// A bigint id asked of a server whose publisher id does not fit 10 bits.
+    PublisherTooWide,
     MarkWriteFailed,
     /// Never expected: a bug, or the operating system refusing random bytes.
     Internal,
@@ -64,13 +66,15 @@ pub const CONDITIONS: &[ConditionInfo] = &[
     info(Condition::TimeOutOfRange, "22008", "datetime_field_overflow",
         "a time an id cannot hold: before 1970, after 10889-08-02 or infinite (`hlculid_min/max`, `hlculid_from_parts`, `hlculid_generate_at`); a system clock at or before 1970-01-01 00:00:00 UTC or after 10889 (generating functions, `hlculid_observe`); a clock that reached the end of the range"),
     info(Condition::InvalidParameter, "22023", "invalid_parameter_value",
-        "`hlculid_observe` of an id further ahead of the local clock than `hlculid.max_clock_skew`; `hlculid_generate_n` of fewer than 1 or more than 65536 ids"),
+        "`hlculid_observe` of an id further ahead of the local clock than `hlculid.max_clock_skew`; `hlculid_clock_recover` of such a floor without `allow_future`; `hlculid_generate_n` of fewer than 1 or more than 65536 ids"),
     info(Condition::RandomUuid, "22023", "invalid_parameter_value",
         "a random uuid (version 4 with the RFC 9562 variant) cast to `hlculid`, e.g. `gen_random_uuid()` inserted into an `hlculid` column (0.3.0)"),
     info(Condition::NotSuperuser, "42501", "insufficient_privilege",
         "`hlculid_clock_recover` by a role that is not a superuser"),
     info(Condition::MarkDamaged, "XX001", "data_corrupted",
         "any generating function (and `hlculid_observe`) while the high-water mark file was damaged at server start, until `hlculid_clock_recover`"),
+    info(Condition::PublisherTooWide, "55000", "object_not_in_prerequisite_state",
+        "`hlculid_generate_bigint` and `hlculid_generate_bigint_n` on a server whose publisher id is over 1023"),
     info(Condition::NotPreloaded, "55000", "object_not_in_prerequisite_state",
         "a generating function without `shared_preload_libraries`"),
     info(Condition::MarkWriteFailed, "58030", "io_error",
@@ -109,7 +113,9 @@ impl Condition {
             Condition::InvalidParameter | Condition::RandomUuid => ERRCODE_INVALID_PARAMETER_VALUE,
             Condition::NotSuperuser => ERRCODE_INSUFFICIENT_PRIVILEGE,
             Condition::MarkDamaged => ERRCODE_DATA_CORRUPTED,
-            Condition::NotPreloaded => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            Condition::NotPreloaded | Condition::PublisherTooWide => {
+                ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE
+            }
             Condition::MarkWriteFailed => ERRCODE_IO_ERROR,
             Condition::Internal => ERRCODE_INTERNAL_ERROR,
         }

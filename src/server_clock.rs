@@ -95,6 +95,15 @@ pub fn take(n: u64) -> Tick {
     t
 }
 
+/// `n` values for ids whose counter holds `counter_values` values a millisecond (bigint ids).
+pub fn take_batch(n: u64, counter_values: u64) -> Tick {
+    let t = durable()
+        .take_batch(n, counter_values, now_ms, pace)
+        .unwrap_or_else(|r| raise(r, None));
+    warn_backward_step(t);
+    t
+}
+
 /// Finishes what the generation fast path started.
 pub fn settle(first: Result<Tick, ClockError>, now: u64) -> Tick {
     let t = durable()
@@ -167,7 +176,9 @@ pub fn raise(r: Refusal<MarkError>, remote: Option<Id>) -> ! {
             .detail(format!(
                 "hlculid.max_clock_skew is {skew} ms; the clock was left unchanged."
             ))
-            .hint("Check the time synchronisation of both servers, or raise hlculid.max_clock_skew.")
+            .hint(
+                "Check the time synchronisation of both servers, or raise hlculid.max_clock_skew.",
+            )
             .raise()
         }
         Refusal::BadBatch => UserError::new(

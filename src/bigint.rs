@@ -1,0 +1,182 @@
+//! bigint ids: `[0][42-bit Unix ms][11-bit counter][10-bit publisher]` from the server's one
+//! clock (the same values, bound, mark and observe as 128-bit ids), their fields and bounds, and
+//! the conversions between the two widths. No function here overloads a 128-bit name on
+//! `bigint`, so `hlculid_ts('...')` with an untyped literal keeps resolving.
+
+use crate::datum::Hlculid;
+use crate::errors::{Condition, UserError};
+use crate::extract::ms_to_ts;
+use hlculid_core::time::{pg_us_to_unix_ms, TimeError};
+use crate::{server_clock, settings};
+use hlculid_core::bigint::{self, BigId, BigIdError};
+use hlculid_core::clock::nth_value;
+use hlculid_core::Field;
+use pgrx::prelude::*;
+
+const RANGE_DETAIL: &str =
+    "bigint ids run from 1970-01-01 00:00:00+00 to 2109-05-15 07:35:11.103+00.";
+
+/// The server's publisher id, which must fit a bigint id's 10 bits.
+fn publisher() -> u32 {
+    let (publisher, _) = settings::publisher();
+    let publisher = u32::from(publisher);
+    if publisher > bigint::MAX_PUBLISHER {
+        UserError::new(
+            Condition::PublisherTooWide,
+            format!("publisher id {publisher} does not fit a bigint id"),
+        )
+        .detail("A bigint id holds a publisher id of 0 to 1023 (10 bits).")
+        .hint("Set hlculid.publisher_id to a value from 0 to 1023 in postgresql.conf and restart the server (a derived publisher id does not fit: set one).")
+        .raise();
+    }
+    publisher
+}
+
+/// `n` bigint ids from one step of the clock.
+fn generate(n: u64) -> Vec<i64> {
+    let publisher = publisher();
+    let first = server_clock::take_batch(n, bigint::COUNTER_VALUES).logical;
+    (0..n)
+        .map(|i| {
+            let logical = nth_value(first, i, bigint::COUNTER_VALUES);
+            match BigId::from_logical(logical, publisher) {
+                Ok(b) => b.to_i64(),
+                Err(_) => UserError::new(
+                    Condition::TimeOutOfRange,
+                    "the clock is past the last millisecond a bigint id can hold",
+                )
+                .detail(RANGE_DETAIL)
+                .hint("Use 128-bit ids (hlculid_generate()), which run until 10889.")
+                .raise(),
+            }
+        })
+        .collect()
+}
+
+/// The next bigint id of this server: greater than every bigint id it returned before, and
+/// ordered with its 128-bit ids (through `hlculid_from_bigint`).
+#[pg_extern(volatile, parallel_safe)]
+fn hlculid_generate_bigint() -> i64 {
+    generate(1)[0]
+}
+
+/// `n` bigint ids (1 to 65536) from one step of the clock, increasing.
+#[pg_extern(volatile, parallel_safe, strict)]
+fn hlculid_generate_bigint_n(n: i32) -> Vec<i64> {
+    if !(1..=65536).contains(&n) {
+        UserError::new(
+            Condition::InvalidParameter,
+            format!("hlculid_generate_bigint_n cannot make {n} ids"),
+        )
+        .detail("A batch holds 1 to 65536 ids.")
+        .hint("Call it again for more ids: every batch sorts after the one before.")
+        .raise();
+    }
+    generate(n as u64)
+}
+
+fn big(v: i64) -> BigId {
+    BigId::from_i64(v).unwrap_or_else(|_| {
+        UserError::new(
+            Condition::FieldOutOfRange,
+            format!("bigint id {v} is out of range"),
+        )
+        .detail("A bigint id is never negative (its top bit is zero).")
+        .raise()
+    })
+}
+
+#[pg_extern(immutable, parallel_safe, strict)]
+fn hlculid_bigint_ts(id: i64) -> TimestampWithTimeZone {
+    ms_to_ts(big(id).ms())
+}
+
+#[pg_extern(immutable, parallel_safe, strict)]
+fn hlculid_bigint_counter(id: i64) -> i32 {
+    big(id).counter() as i32
+}
+
+#[pg_extern(immutable, parallel_safe, strict)]
+fn hlculid_bigint_publisher(id: i64) -> i32 {
+    big(id).publisher() as i32
+}
+
+fn bound(ts: TimestampWithTimeZone, f: fn(u64) -> Result<BigId, BigIdError>) -> i64 {
+    let ms = pg_us_to_unix_ms(ts.into());
+    match ms.map(|ms| f(ms).map_err(|_| TimeError::OutOfRange)) {
+        Ok(Ok(b)) => b.to_i64(),
+        Ok(Err(e)) | Err(e) => UserError::new(
+            Condition::TimeOutOfRange,
+            format!("timestamp out of range for a bigint id: \"{ts}\""),
+        )
+        .detail(match e {
+            TimeError::Infinite => "A bigint id cannot hold an infinite timestamp.",
+            TimeError::OutOfRange => RANGE_DETAIL,
+        })
+        .raise(),
+    }
+}
+
+/// The smallest bigint id of the millisecond containing `ts`.
+#[pg_extern(immutable, parallel_safe, strict)]
+fn hlculid_bigint_min(ts: TimestampWithTimeZone) -> i64 {
+    bound(ts, BigId::min_of_ms)
+}
+
+/// The largest bigint id of the millisecond containing `ts`.
+#[pg_extern(immutable, parallel_safe, strict)]
+fn hlculid_bigint_max(ts: TimestampWithTimeZone) -> i64 {
+    bound(ts, BigId::max_of_ms)
+}
+
+/// The 128-bit id with the bigint id's time, counter and publisher, random bits 0.
+#[pg_extern(immutable, parallel_safe, strict)]
+fn hlculid_from_bigint(id: i64) -> Hlculid {
+    Hlculid(big(id).to_id())
+}
+
+/// The bigint id with the 128-bit id's time, counter and publisher (its random bits are
+/// dropped); 22003 when one does not fit.
+#[pg_extern(immutable, parallel_safe, strict)]
+fn hlculid_to_bigint(id: Hlculid) -> i64 {
+    match BigId::from_id(id.0) {
+        Ok(b) => b.to_i64(),
+        Err(e) => {
+            let (field, value) = match e {
+                BigIdError::OutOfRange(Field::Timestamp) => {
+                    ("timestamp", format!("\"{}\"", ms_to_ts(id.0.ms())))
+                }
+                BigIdError::OutOfRange(Field::Counter) => ("counter", id.0.counter().to_string()),
+                _ => ("publisher", id.0.publisher().to_string()),
+            };
+            UserError::new(
+                Condition::FieldOutOfRange,
+                format!(
+                    "hlculid {} does not fit a bigint id: its {field} {value} is out of range",
+                    id.0
+                ),
+            )
+            .detail(format!(
+                "A bigint id's {field} must be between {}.",
+                e.range().replacen(" to ", " and ", 1)
+            ))
+            .raise()
+        }
+    }
+}
+
+extension_sql!(
+    r#"
+CREATE FUNCTION hlculid_bigint_decode(id bigint,
+    OUT ts timestamptz, OUT counter int4, OUT publisher int4)
+RETURNS record
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN (hlculid_bigint_ts(id), hlculid_bigint_counter(id), hlculid_bigint_publisher(id));
+"#,
+    name = "hlculid_bigint_decode",
+    requires = [
+        hlculid_bigint_ts,
+        hlculid_bigint_counter,
+        hlculid_bigint_publisher
+    ],
+);
