@@ -47,10 +47,9 @@ step "core unit and property tests" cargo test -p hlculid-core --all-features
 step "schema snapshot" scripts/schema-check.sh
 step "C declarations against each major's headers" scripts/check-c-decls.sh $majors
 for major in $majors; do
-  pgdata=$RUN_ROOT/pgrx-$major
-  rm -rf "$pgdata"; mkdir -p "$pgdata"; chown postgres: "$pgdata"
-  # cargo pgrx test installs its own debug build; the package installed next replaces it.
-  step "pg_test pg$major" cargo pgrx test "pg$major" --runas postgres --pgdata "$pgdata/data"
+  # cargo pgrx test, installed into and run from a private copy of the PostgreSQL install: the
+  # shared install (make install's, make demo's) and any server running from it are never written.
+  step "pg_test pg$major" scripts/pgrx-test.sh "$major"
   step "package pg$major" scripts/package.sh "$major"
   step "install pg$major from its package" scripts/package-test.sh install "$major"
   step "pg_regress pg$major" scripts/regress.sh "$major"

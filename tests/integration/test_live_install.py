@@ -2,8 +2,10 @@
 
 The install path every artifact uses (packaging/install.sh, run by `make install` and shipped in
 the tarballs; dpkg does the same for the .deb) writes each file under a temporary name and renames
-it over the old one. Copying over the loaded library in place instead (what `cargo pgrx install`
-does) makes the background worker die with SIGSEGV and takes the server down.
+it over the old one. Copying over the loaded library in place instead (what `cargo pgrx test`
+run as root with --runas does: `sudo cp` onto each file) makes the background worker die with
+SIGSEGV and takes the server down; so make test's #[pg_test] step (scripts/pgrx-test.sh) installs
+into a private copy of the PostgreSQL install, and leaves the shared one alone.
 """
 
 import os
@@ -17,15 +19,15 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from pgcluster import PG, pg_config
+from pgcluster import PG, RUN_ROOT, pg_config
 
 REPO = Path(__file__).resolve().parents[2]
 VERSION = re.search(r'^version = "(.+)"', (REPO / "Cargo.toml").read_text(), re.M).group(1)
 STAGE = Path(os.environ.get("HLCULID_STAGE_DIR", REPO / "target" / "package")) / \
     f"hlculid-{VERSION}-pg{PG}-linux-{os.uname().machine}"
 
-pytestmark = pytest.mark.skipif(not (STAGE / "install.sh").exists(),
-                                reason=f"no staged build at {STAGE} (scripts/package.sh {PG})")
+needs_stage = pytest.mark.skipif(not (STAGE / "install.sh").exists(),
+                                 reason=f"no staged build at {STAGE} (scripts/package.sh {PG})")
 
 
 def libdir():
@@ -59,6 +61,7 @@ def worker_pid(postmaster):
     return pids[0]
 
 
+@needs_stage
 def test_install_under_load_keeps_the_server_up_and_loads_the_new_build_at_restart(make_cluster, tmp_path):
     c = make_cluster("live-install", conf=["hlculid.publisher_id = 9"]).start()
     installed = Path(libdir(), "hlculid.so")
@@ -125,3 +128,61 @@ def test_install_under_load_keeps_the_server_up_and_loads_the_new_build_at_resta
             assert conn.execute("SELECT hlculid_generate() > max(id) FROM ev").fetchone()[0]
     finally:  # put the build under test back
         subprocess.run([str(STAGE / "install.sh"), pg_config()], check=True, capture_output=True)
+
+
+def test_the_pg_test_step_leaves_a_loaded_install_alone(make_cluster):
+    """make test's #[pg_test] step, run as scripts/test.sh runs it, while a preloaded server of
+    the shared install (a `make demo` server, say) generates ids: the server stays up and never
+    stops generating, and not one byte of the library it has mapped is rewritten."""
+    c = make_cluster("pg-test-step", conf=["hlculid.publisher_id = 12"]).start()
+    installed = Path(libdir(), "hlculid.so")
+    with c.connect() as conn:
+        conn.execute("CREATE EXTENSION hlculid")
+        conn.execute("CREATE TABLE ev (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), n int)")
+    postmaster = c.postmaster_pid()
+    worker = worker_pid(postmaster)
+    before = (os.stat(installed).st_ino, os.stat(installed).st_mtime_ns, installed.read_bytes())
+    assert mapped_inodes(postmaster) == {before[0]}
+
+    stop, errors, done = threading.Event(), [], []  # done: time of each completed batch
+
+    def load():
+        try:
+            with c.connect() as conn:
+                while not stop.is_set():
+                    conn.execute("INSERT INTO ev (n) SELECT g FROM generate_series(1, 50) g")
+                    done.append(time.monotonic())
+        except Exception as e:  # noqa: BLE001 - any failure is the finding
+            errors.append(repr(e))
+
+    thread = threading.Thread(target=load)
+    thread.start()
+    pgdata = RUN_ROOT / f"pg-test-step-{os.getpid()}"
+    try:
+        time.sleep(1)
+        started = time.monotonic()
+        r = subprocess.run([str(REPO / "scripts" / "pgrx-test.sh"), PG, "--pgdata", str(pgdata)],
+                           capture_output=True, text=True)
+        ended = time.monotonic()
+        time.sleep(2)  # keep generating, and let the high-water mark writer run, afterwards
+    finally:
+        stop.set()
+        thread.join()
+        shutil.rmtree(pgdata, ignore_errors=True)
+    assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
+    assert "test result: ok" in r.stdout, r.stdout[-3000:]
+    assert errors == []
+    # generation went on throughout the install and the tests (a crash would have ended it)
+    assert done and done[0] < started and done[-1] > ended + 1
+    assert max(b - a for a, b in zip(done, done[1:])) < 5.0
+    # the server is the same one, its worker too, and nothing crashed
+    assert c.postmaster_pid() == postmaster and Path(f"/proc/{postmaster}").exists()
+    assert worker_pid(postmaster) == worker
+    log = c.log()
+    assert "terminated by signal" not in log and "server process" not in log, log[-3000:]
+    # the shared install was not written: same file, same bytes, still the one mapped
+    assert (os.stat(installed).st_ino, os.stat(installed).st_mtime_ns, installed.read_bytes()) == before
+    assert mapped_inodes(postmaster) == {before[0]}
+    with c.connect() as conn:
+        total = conn.execute("SELECT count(*), count(DISTINCT id) FROM ev").fetchone()
+        assert total[0] == total[1] == 50 * len(done)

@@ -43,7 +43,9 @@ def old_side(request):
     subprocess.run([str(STAGE15 / "install.sh"), WHEEL15], check=True, capture_output=True)
     released = REPO / "sql" / "released" / "hlculid--0.1.1.pg15.sql"
     sharedir = subprocess.run([WHEEL15, "--sharedir"], capture_output=True, text=True, check=True).stdout.strip()
-    shutil.copy(released, Path(sharedir, "extension", "hlculid--0.1.1.sql"))
+    dest = Path(sharedir, "extension", "hlculid--0.1.1.sql")
+    shutil.copy(released, dest.with_name(dest.name + ".tmp"))  # then a rename, as every install does
+    os.replace(dest.with_name(dest.name + ".tmp"), dest)
     return WHEEL15
 
 
