@@ -103,6 +103,82 @@ COMMENT ON TYPE hlculid IS '128-bit time-ordered id: 48-bit Unix ms, 16-bit hybr
 --   hlculid_type
 
 
+CREATE FUNCTION hlculid_partition_bounds(parent regclass,
+    OUT partition regclass, OUT is_default boolean, OUT from_id hlculid, OUT to_id hlculid)
+RETURNS SETOF record
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    key name;
+    term_re text;
+    child oid;
+    bound text;
+    m text[];
+    n bigint;
+BEGIN
+    SELECT a.attname INTO key
+    FROM pg_partitioned_table p
+    JOIN pg_attribute a ON a.attrelid = p.partrelid AND a.attnum = p.partattrs[0]
+    WHERE p.partrelid = parent AND p.partstrat = 'r' AND p.partnatts = 1
+      AND a.atttypid = '@extschema@.hlculid'::regtype;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table "%" is not partitioned by range on an hlculid column', parent::text
+            USING ERRCODE = 'wrong_object_type',
+                  HINT = 'Create it with PARTITION BY RANGE (id), where id is the hlculid key.';
+    END IF;
+    -- a bound in pg_get_partition_constraintdef's text: (key >= 'id'::...), with the operator
+    -- written OPERATOR(schema.>=) when the extension's schema is not on the search_path
+    term_re := regexp_replace('(' || quote_ident(key) || ' ', '([^[:alnum:]_ ])', E'\\\\\\1', 'g')
+        || '(?:(>=|<)|' || regexp_replace('OPERATOR(@extschema@.', '([^[:alnum:]_ ])', E'\\\\\\1', 'g')
+        || E'(>=|<)\\)) ''([^'']*)''::';
+    -- pg_partition_tree lists the children as committed now (and locks them against DROP)
+    FOR child IN SELECT t.relid FROM pg_partition_tree(parent) t WHERE t.parentrelid = parent LOOP
+        partition := child;
+        is_default := false;
+        from_id := NULL;
+        to_id := NULL;
+        SELECT pg_get_expr(c.relpartbound, c.oid) INTO bound FROM pg_class c WHERE c.oid = child;
+        IF bound = 'DEFAULT' THEN
+            is_default := true;
+        ELSIF bound IS NOT NULL THEN
+            m := regexp_match(bound,
+                E'^FOR VALUES FROM \\((MINVALUE|''[^'']*'')\\) TO \\((MAXVALUE|''[^'']*'')\\)$');
+            IF m IS NULL THEN
+                RAISE EXCEPTION 'unexpected bound of partition "%": %', child::regclass::text, bound
+                    USING ERRCODE = 'internal_error';
+            END IF;
+            IF m[1] <> 'MINVALUE' THEN
+                from_id := btrim(m[1], '''')::@extschema@.hlculid;
+            END IF;
+            IF m[2] <> 'MAXVALUE' THEN
+                to_id := btrim(m[2], '''')::@extschema@.hlculid;
+            END IF;
+        ELSE
+            -- committed after this transaction's snapshot (REPEATABLE READ): its pg_class row is
+            -- not visible to queries, its partition constraint (from the relcache) is
+            bound := pg_get_partition_constraintdef(child);
+            IF bound IS NULL OR strpos(bound, '(NOT (') > 0 THEN
+                is_default := true;
+            ELSE
+                -- a partition of a partition carries its parent's bounds too: the tightest hold
+                SELECT @extschema@.max(v[3]::@extschema@.hlculid) FILTER (WHERE coalesce(v[1], v[2]) = '>='),
+                       @extschema@.min(v[3]::@extschema@.hlculid) FILTER (WHERE coalesce(v[1], v[2]) = '<'),
+                       count(*)
+                INTO from_id, to_id, n
+                FROM regexp_matches(bound, term_re, 'g') v;
+                -- never take a constraint not understood for (MINVALUE) TO (MAXVALUE)
+                IF n = 0 AND bound <> '(' || quote_ident(key) || ' IS NOT NULL)' THEN
+                    RAISE EXCEPTION 'unexpected partition constraint of "%": %', child::regclass::text, bound
+                        USING ERRCODE = 'internal_error';
+                END IF;
+            END IF;
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
+$fn$;
+
 CREATE FUNCTION hlculid_create_partitions(
     parent regclass, from_ts timestamptz, to_ts timestamptz, every interval DEFAULT '1 month')
 RETURNS SETOF regclass
@@ -110,68 +186,223 @@ LANGUAGE plpgsql VOLATILE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-    nsp name;
-    rel name;
-    unit text;
-    fmt text;
-    start_utc timestamp;
-    stop_utc timestamp;
-    part name;
+    -- bytes of an hlculid sort like the ids; these two stand for MINVALUE and MAXVALUE
+    bottom constant bytea := ''::bytea;
+    top constant bytea := decode(repeat('ff', 17), 'hex');
+    -- the last instant an id can hold: a period ending after it is bounded by MAXVALUE
+    last_ts constant timestamptz :=
+        @extschema@.hlculid_ts('FFFFFFFFFFFF-FFFF-FFFF-FFFFFFFFFFFF'::@extschema@.hlculid);
+    span_lo bytea;
+    span_hi bytea;
     months int;
     days int;
-    secs numeric;
+    usecs numeric;
+    stride interval;
+    unit text;
+    mi int;
+    s timestamp;
+    e timestamp;
+    p_lo bytea[] := '{}';
+    p_hi bytea[] := '{}';
+    ex_lo bytea[];
+    ex_hi bytea[];
+    def regclass;
+    g_lo bytea[] := '{}';
+    g_hi bytea[] := '{}';
+    cursor_ bytea;
+    i int;
+    j int := 1;
+    k int;
+    nsp name;
+    rel name;
+    key name;
+    cols text;
+    t timestamp;
+    stamp text;
+    tail text;
+    pre text;
+    part name;
+    n int;
+    lo_txt text;
+    hi_txt text;
+    cond text;
+    moving boolean;
+    moved bigint;
+    fk record;
 BEGIN
-    SELECT n.nspname, c.relname INTO nsp, rel
-    FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = parent;
-    IF NOT EXISTS (
-        SELECT FROM pg_partitioned_table p
-        JOIN pg_attribute a ON a.attrelid = p.partrelid AND a.attnum = p.partattrs[0]
-        JOIN pg_type t ON t.oid = a.atttypid
-        WHERE p.partrelid = parent AND p.partstrat = 'r' AND p.partnatts = 1 AND t.typname = 'hlculid') THEN
-        RAISE EXCEPTION 'table "%" is not partitioned by range on an hlculid column', rel
-            USING ERRCODE = 'wrong_object_type',
-                  HINT = 'Create it with PARTITION BY RANGE (id), where id is the hlculid key.';
-    END IF;
-    -- whole months, days, hours or minutes, so that partitions are named after their period
-    months := extract(year FROM every) * 12 + extract(month FROM every);
-    days := extract(day FROM every);
-    secs := extract(epoch FROM every - make_interval(months => months, days => days));
-    IF months > 0 AND days = 0 AND secs = 0 THEN
-        unit := 'month'; fmt := 'YYYY_MM';
-    ELSIF months = 0 AND days > 0 AND secs = 0 THEN
-        unit := 'day'; fmt := 'YYYY_MM_DD';
-    ELSIF months = 0 AND days = 0 AND secs > 0 AND secs % 3600 = 0 THEN
-        unit := 'hour'; fmt := 'YYYY_MM_DD_HH24';
-    ELSIF months = 0 AND days = 0 AND secs > 0 AND secs % 60 = 0 THEN
-        unit := 'minute'; fmt := 'YYYY_MM_DD_HH24MI';
+    -- every input is checked before anything is locked or changed
+    span_lo := @extschema@.hlculid_min(from_ts)::bytea;
+    span_hi := @extschema@.hlculid_min(to_ts)::bytea;
+    months := extract(year FROM every)::int * 12 + extract(month FROM every)::int;
+    days := extract(day FROM every)::int;
+    usecs := extract(epoch FROM every - make_interval(months => months, days => days)) * 1000000;
+    IF months <> 0 AND (days <> 0 OR usecs <> 0) THEN
+        RAISE EXCEPTION 'partition interval "%" mixes months with days or smaller units', every
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use whole months (such as 3 months), or a fixed length (such as 7 days or 15 minutes).';
+    ELSIF months > 0 THEN
+        unit := 'month';
+    ELSIF months = 0 AND days::numeric * 86400000000 + usecs > 0
+          AND (days::numeric * 86400000000 + usecs) % 60000000 = 0 THEN
+        stride := make_interval(secs => ((days::numeric * 86400000000 + usecs) / 1000000)::float8);
+        unit := CASE WHEN (days::numeric * 86400000000 + usecs) % 86400000000 = 0 THEN 'day'
+                     WHEN (days::numeric * 86400000000 + usecs) % 3600000000 = 0 THEN 'hour'
+                     ELSE 'minute' END;
     ELSE
-        RAISE EXCEPTION 'partition interval % is not a whole number of months, days, hours or minutes', every
-            USING ERRCODE = 'invalid_parameter_value';
+        RAISE EXCEPTION 'partition interval "%" is not a positive whole number of months or minutes', every
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use whole months (such as 3 months), or a fixed length (such as 7 days or 15 minutes).';
     END IF;
     IF to_ts <= from_ts THEN
         RETURN;
     END IF;
-    IF (extract(epoch FROM to_ts) - extract(epoch FROM from_ts))
-         / greatest(extract(epoch FROM every), 1) > 10000 THEN
-        RAISE EXCEPTION 'hlculid_create_partitions would create more than 10000 partitions'
-            USING ERRCODE = 'program_limit_exceeded',
-                  HINT = 'Use a longer interval or a shorter span.';
+
+    -- the periods that meet [from_ts, to_ts), on the fixed grid, in UTC
+    IF unit = 'month' THEN
+        mi := (extract(year FROM from_ts AT TIME ZONE 'UTC')::int - 1970) * 12
+              + extract(month FROM from_ts AT TIME ZONE 'UTC')::int - 1;
+        mi := mi - mi % months;
+        s := timestamp '1970-01-01' + make_interval(months => mi);
+    ELSE
+        s := date_bin(stride, from_ts AT TIME ZONE 'UTC', timestamp '1970-01-01');
     END IF;
-    PERFORM pg_advisory_xact_lock('pg_class'::regclass::oid::int, parent::oid::int);
-    -- periods in UTC, aligned to the unit
-    start_utc := date_trunc(unit, from_ts AT TIME ZONE 'UTC');
-    WHILE (start_utc AT TIME ZONE 'UTC') < to_ts LOOP
-        stop_utc := start_utc + every;
-        part := left(rel, 63 - length(fmt) - 2) || '_p' || to_char(start_utc, fmt);
-        IF NOT EXISTS (SELECT FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-                       WHERE n.nspname = nsp AND c.relname = part) THEN
-            EXECUTE format('CREATE TABLE %I.%I PARTITION OF %s FOR VALUES FROM (%L) TO (%L)',
-                           nsp, part, parent,
-                           upper(lpad(to_hex(floor(extract(epoch FROM start_utc AT TIME ZONE 'UTC') * 1000)::bigint), 12, '0')) || '-0000-0000-000000000000',
-                           upper(lpad(to_hex(floor(extract(epoch FROM stop_utc AT TIME ZONE 'UTC') * 1000)::bigint), 12, '0')) || '-0000-0000-000000000000');
-            RETURN NEXT format('%I.%I', nsp, part)::regclass;
+    WHILE (s AT TIME ZONE 'UTC') < to_ts LOOP
+        IF cardinality(p_lo) >= 10000 THEN
+            RAISE EXCEPTION 'hlculid_create_partitions would create more than 10000 partitions'
+                USING ERRCODE = 'program_limit_exceeded',
+                      HINT = 'Use a longer interval or a shorter span.';
         END IF;
-        start_utc := stop_utc;
+        IF unit = 'month' THEN
+            mi := mi + months;
+            e := timestamp '1970-01-01' + make_interval(months => mi);
+        ELSE
+            e := s + stride;
+        END IF;
+        p_lo := array_append(p_lo, @extschema@.hlculid_min(s AT TIME ZONE 'UTC')::bytea);
+        p_hi := array_append(p_hi, CASE WHEN (e AT TIME ZONE 'UTC') > last_ts THEN top
+                                        ELSE @extschema@.hlculid_min(e AT TIME ZONE 'UTC')::bytea END);
+        s := e;
+    END LOOP;
+
+    PERFORM pg_advisory_xact_lock('pg_class'::regclass::oid::int, parent::oid::int);
+
+    -- what the partitions cover now (this also refuses a table not partitioned on an hlculid)
+    SELECT coalesce(array_agg(b.lo ORDER BY b.lo) FILTER (WHERE NOT b.is_default), '{}'),
+           coalesce(array_agg(b.hi ORDER BY b.lo) FILTER (WHERE NOT b.is_default), '{}'),
+           (array_agg(b.partition) FILTER (WHERE b.is_default))[1]
+    INTO ex_lo, ex_hi, def
+    FROM (SELECT x.partition, x.is_default,
+                 coalesce(x.from_id::bytea, bottom) AS lo, coalesce(x.to_id::bytea, top) AS hi
+          FROM @extschema@.hlculid_partition_bounds(parent) x) b;
+
+    -- the parts of each period no partition covers (partitions never overlap, so sorted by
+    -- their lower bound they are sorted by their upper bound too), kept if they meet the span
+    FOR i IN 1 .. cardinality(p_lo) LOOP
+        cursor_ := p_lo[i];
+        WHILE j <= cardinality(ex_lo) AND ex_hi[j] <= cursor_ LOOP
+            j := j + 1;
+        END LOOP;
+        k := j;
+        WHILE k <= cardinality(ex_lo) AND ex_lo[k] < p_hi[i] LOOP
+            IF ex_lo[k] > cursor_ AND cursor_ < span_hi AND ex_lo[k] > span_lo THEN
+                g_lo := array_append(g_lo, cursor_);
+                g_hi := array_append(g_hi, ex_lo[k]);
+            END IF;
+            cursor_ := greatest(cursor_, ex_hi[k]);
+            k := k + 1;
+        END LOOP;
+        IF cursor_ < p_hi[i] AND cursor_ < span_hi AND p_hi[i] > span_lo THEN
+            g_lo := array_append(g_lo, cursor_);
+            g_hi := array_append(g_hi, p_hi[i]);
+        END IF;
+    END LOOP;
+    IF cardinality(g_lo) = 0 THEN
+        RETURN;
+    END IF;
+
+    -- creating a partition locks the table (and its default partition) anyway: lock them first,
+    -- so that no row reaches the default partition between looking at it and creating
+    EXECUTE format('LOCK TABLE ONLY %s IN ACCESS EXCLUSIVE MODE', parent);
+    IF def IS NOT NULL THEN
+        EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', def);
+    END IF;
+    SELECT o.schema INTO nsp FROM pg_identify_object('pg_class'::regclass, parent, 0) o;
+    SELECT c.relname INTO rel FROM pg_class c WHERE c.oid = parent;
+    SELECT a.attname INTO key FROM pg_partitioned_table p
+    JOIN pg_attribute a ON a.attrelid = p.partrelid AND a.attnum = p.partattrs[0]
+    WHERE p.partrelid = parent;
+
+    FOR i IN 1 .. cardinality(g_lo) LOOP
+        lo_txt := g_lo[i]::@extschema@.hlculid::text;
+        hi_txt := CASE WHEN g_hi[i] = top THEN NULL ELSE g_hi[i]::@extschema@.hlculid::text END;
+
+        -- named after the start: the period's unit, or finer where a piece starts between periods
+        t := @extschema@.hlculid_ts(g_lo[i]::@extschema@.hlculid) AT TIME ZONE 'UTC';
+        stamp := '_p' || to_char(t, CASE
+            WHEN unit = 'month' AND date_trunc('month', t) = t THEN 'YYYY_MM'
+            WHEN unit IN ('month', 'day') AND date_trunc('day', t) = t THEN 'YYYY_MM_DD'
+            WHEN unit IN ('month', 'day', 'hour') AND date_trunc('hour', t) = t THEN 'YYYY_MM_DD_HH24'
+            WHEN date_trunc('minute', t) = t THEN 'YYYY_MM_DD_HH24MI'
+            WHEN date_trunc('second', t) = t THEN 'YYYY_MM_DD_HH24MISS'
+            ELSE 'YYYY_MM_DD_HH24MISS_MS' END);
+        -- at most 63 bytes: a longer table name is cut on a character boundary and followed by
+        -- a hash of the whole name, so two long names sharing a beginning stay apart; a name
+        -- already taken (a detached partition, say) gets a number
+        n := 1;
+        LOOP
+            tail := stamp || CASE WHEN n > 1 THEN '_' || n ELSE '' END;
+            IF octet_length(rel) + octet_length(tail) <= 63 THEN
+                part := rel || tail;
+            ELSE
+                pre := left(rel, 54 - octet_length(tail));
+                WHILE octet_length(pre) > 54 - octet_length(tail) LOOP
+                    pre := left(pre, -1);
+                END LOOP;
+                part := pre || '_' || left(encode(sha256(convert_to(rel, 'UTF8')), 'hex'), 8) || tail;
+            END IF;
+            EXIT WHEN to_regclass(format('%I.%I', nsp, part)) IS NULL
+                  AND to_regtype(format('%I.%I', nsp, part)) IS NULL;
+            n := n + 1;
+        END LOOP;
+
+        -- rows already waiting in the default partition for this piece move into it
+        cond := format('%I OPERATOR(@extschema@.>=) %L::@extschema@.hlculid', key, lo_txt);
+        IF hi_txt IS NOT NULL THEN
+            cond := cond || format(' AND %I OPERATOR(@extschema@.<) %L::@extschema@.hlculid', key, hi_txt);
+        END IF;
+        moving := false;
+        IF def IS NOT NULL THEN
+            EXECUTE format('SELECT EXISTS (SELECT FROM %s WHERE %s)', def, cond) INTO moving;
+        END IF;
+        IF moving THEN
+            -- a move is a delete and an insert: a foreign key that cascades or sets values on
+            -- delete would change the referencing rows
+            SELECT c.conname, c.conrelid::regclass AS referencing INTO fk FROM pg_constraint c
+            WHERE c.contype = 'f' AND c.confrelid IN (parent, def) AND c.confdeltype IN ('c', 'n', 'd')
+            ORDER BY c.confrelid <> parent, c.conname LIMIT 1;
+            IF FOUND THEN
+                RAISE EXCEPTION 'cannot move rows of default partition "%" into new partition "%.%"', def::text, nsp, part
+                    USING ERRCODE = 'object_not_in_prerequisite_state',
+                          DETAIL = format('Foreign key constraint "%s" of table "%s" acts on delete; moving a row deletes and inserts it.', fk.conname, fk.referencing),
+                          HINT = 'Move the rows out of the default partition while the constraint is dropped, then run this again.';
+            END IF;
+            SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO cols
+            FROM pg_attribute a
+            WHERE a.attrelid = parent AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '';
+            EXECUTE format('CREATE TEMPORARY TABLE hlculid_moving_rows AS '
+                           'WITH d AS (DELETE FROM %s WHERE %s RETURNING *) SELECT * FROM d', def, cond);
+            GET DIAGNOSTICS moved = ROW_COUNT;
+        END IF;
+
+        EXECUTE format('CREATE TABLE %I.%I PARTITION OF %s FOR VALUES FROM (%L) TO (%s)',
+                       nsp, part, parent, lo_txt, coalesce(quote_literal(hi_txt), 'MAXVALUE'));
+        IF moving THEN
+            EXECUTE format('INSERT INTO %I.%I (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM pg_temp.hlculid_moving_rows',
+                           nsp, part, cols, cols);
+            DROP TABLE pg_temp.hlculid_moving_rows;
+            RAISE NOTICE 'moved % rows from default partition "%" into new partition "%.%"', moved, def::text, nsp, part;
+        END IF;
+        RETURN NEXT format('%I.%I', nsp, part)::regclass;
     END LOOP;
 END
 $fn$;
@@ -183,32 +414,29 @@ LANGUAGE plpgsql VOLATILE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
+    -- a time an id cannot hold (before 1970, after 10889, infinite) is refused here (22008)
+    cutoff @extschema@.hlculid := @extschema@.hlculid_min(older_than);
     child record;
-    -- hlculid_min(older_than) as canonical text
-    cutoff text := upper(lpad(to_hex(floor(extract(epoch FROM older_than) * 1000)::bigint), 12, '0')) || '-0000-0000-000000000000';
+    qualified text;
 BEGIN
     PERFORM pg_advisory_xact_lock('pg_class'::regclass::oid::int, parent::oid::int);
+    -- (this also refuses a table not partitioned on an hlculid, before anything is detached)
     FOR child IN
-        SELECT c.oid::regclass AS part, format('%I.%I', n.nspname, c.relname) AS name,
-               substring(pg_get_expr(c.relpartbound, c.oid) FROM 'TO \(''([0-9A-Fa-f-]+)''\)') AS upper_bound
-        FROM pg_inherits i
-        JOIN pg_class c ON c.oid = i.inhrelid
-        JOIN pg_namespace n ON n.oid = c.relnamespace
-        WHERE i.inhparent = parent
-        ORDER BY 3
+        SELECT b.partition, b.to_id FROM @extschema@.hlculid_partition_bounds(parent) b
+        WHERE NOT b.is_default AND b.to_id OPERATOR(@extschema@.<=) cutoff
+        ORDER BY b.to_id
     LOOP
-        -- the default partition, and one bounded by MAXVALUE, hold no period: never retired
-        CONTINUE WHEN child.upper_bound IS NULL;
-        -- canonical text (fixed width, upper-case hex) sorts like the ids
-        EXIT WHEN upper(child.upper_bound) COLLATE "C" > cutoff COLLATE "C";
-        EXECUTE format('ALTER TABLE %s DETACH PARTITION %s', parent, child.part);
+        qualified := (pg_identify_object('pg_class'::regclass, child.partition, 0)).identity;
+        EXECUTE format('ALTER TABLE %s DETACH PARTITION %s', parent, child.partition);
         IF NOT detach_only THEN
-            EXECUTE format('DROP TABLE %s', child.part);
+            EXECUTE format('DROP TABLE %s', child.partition);
         END IF;
-        RETURN NEXT child.name;
+        RETURN NEXT qualified;
     END LOOP;
 END
 $fn$;
+
+COMMENT ON FUNCTION hlculid_partition_bounds(regclass) IS 'the partitions of a table partitioned by range on an hlculid, with the ids each holds (NULL: unbounded), as the partition helpers see them';
 /* </end connected objects> */
 
 /* <begin connected objects> */
