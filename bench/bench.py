@@ -256,7 +256,7 @@ def inserts(c, pg, cfg, report, quick):
             t = table[n]
             r = results[n]
             r["index_bytes"], r["heap_bytes"], r["rows"], r["value_size"] = conn.execute(
-                f"SELECT pg_relation_size('{t}_pkey'), pg_relation_size('{t}'), count(*), pg_column_size(max(id)) "
+                f"SELECT pg_relation_size('{t}_pkey'), pg_relation_size('{t}'), count(*), max(pg_column_size(id)) "
                 f"FROM {t}").fetchone()
             r["spread"] = {cf: (min(v[0]), max(v[0])) for cf, v in r["per"].items()}
             r["per"] = {cf: (statistics.median(v[0]), statistics.median(v[1])) for cf, v in r["per"].items()}
