@@ -5,6 +5,8 @@
 //! widths from one server are ordered against each other.
 
 use crate::layout::{Field, Id};
+use std::fmt;
+use std::str::FromStr;
 
 /// Counter values a millisecond: 2048 bigint ids a millisecond per publisher.
 pub const COUNTER_VALUES: u64 = 1 << 11;
@@ -115,6 +117,80 @@ impl BigId {
     }
 }
 
+/// The decimal form, as PostgreSQL prints a `bigint` (and as JSON carries a bigint id: a string,
+/// since doubles, JavaScript's numbers, hold integers exactly only up to 2^53).
+impl fmt::Display for BigId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+/// Why a string is not a bigint id's decimal form. `Display` gives a sentence.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum ParseBigIdError {
+    Empty,
+    /// A byte that is not an ASCII digit, at this byte offset (signs, white space, `_`, `0x`,
+    /// non-ASCII digits).
+    Character {
+        at: usize,
+    },
+    /// A zero before other digits: the form is canonical, one string per id, so that ids kept
+    /// as strings (JavaScript, JSON) are equal exactly when their strings are.
+    LeadingZero,
+    /// A minus sign before digits: an id is never negative.
+    Negative,
+    /// More than 9223372036854775807.
+    TooLarge,
+}
+
+impl fmt::Display for ParseBigIdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ParseBigIdError::Empty => f.write_str("A bigint id cannot be empty."),
+            ParseBigIdError::Character { at } => write!(
+                f,
+                "A bigint id is written in decimal digits only; byte {at} is not one."
+            ),
+            ParseBigIdError::LeadingZero => {
+                f.write_str("A bigint id is written without leading zeros.")
+            }
+            ParseBigIdError::Negative => f.write_str("A bigint id is never negative."),
+            ParseBigIdError::TooLarge => f.write_str("A bigint id is at most 9223372036854775807."),
+        }
+    }
+}
+
+impl std::error::Error for ParseBigIdError {}
+
+/// Exactly the canonical decimal form: ASCII digits, no sign, no white space, no leading zero.
+impl FromStr for BigId {
+    type Err = ParseBigIdError;
+
+    fn from_str(s: &str) -> Result<BigId, ParseBigIdError> {
+        let digits = match s.as_bytes() {
+            [] => return Err(ParseBigIdError::Empty),
+            [b'-', rest @ ..] if !rest.is_empty() && rest.iter().all(u8::is_ascii_digit) => {
+                return Err(ParseBigIdError::Negative)
+            }
+            d => d,
+        };
+        if let Some(at) = digits.iter().position(|b| !b.is_ascii_digit()) {
+            return Err(ParseBigIdError::Character { at });
+        }
+        if digits.len() > 1 && digits[0] == b'0' {
+            return Err(ParseBigIdError::LeadingZero);
+        }
+        let mut v: i64 = 0;
+        for &b in digits {
+            v = v
+                .checked_mul(10)
+                .and_then(|v| v.checked_add(i64::from(b - b'0')))
+                .ok_or(ParseBigIdError::TooLarge)?;
+        }
+        Ok(BigId(v))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,7 +229,42 @@ mod tests {
         assert_eq!(MAX_MS, 4_398_046_511_103);
     }
 
+    #[test]
+    fn decimal_form_is_canonical_and_strict() {
+        let max = BigId::from_fields(MAX_MS, 2047, 1023).unwrap();
+        assert_eq!(max.to_string(), "9223372036854775807");
+        assert_eq!("9223372036854775807".parse(), Ok(max));
+        assert_eq!("0".parse(), Ok(BigId(0)));
+        use ParseBigIdError::*;
+        for (input, err) in [
+            ("", Empty),
+            ("9223372036854775808", TooLarge),
+            ("99999999999999999999999", TooLarge),
+            ("-1", Negative),
+            ("-0", Negative),
+            ("007", LeadingZero),
+            ("00", LeadingZero),
+            ("+1", Character { at: 0 }),
+            (" 1", Character { at: 0 }),
+            ("1 ", Character { at: 1 }),
+            ("1_000", Character { at: 1 }),
+            ("0x10", Character { at: 1 }),
+            ("1e3", Character { at: 1 }),
+            ("-", Character { at: 0 }),
+            ("\u{0661}", Character { at: 0 }), // ARABIC-INDIC DIGIT ONE
+        ] {
+            assert_eq!(input.parse::<BigId>(), Err(err), "{input:?}");
+        }
+    }
+
     proptest! {
+        #[test]
+        fn decimal_round_trips(v in 0..=i64::MAX) {
+            let b = BigId::from_i64(v).unwrap();
+            prop_assert_eq!(b.to_string(), v.to_string());
+            prop_assert_eq!(b.to_string().parse::<BigId>(), Ok(b));
+        }
+
         #[test]
         fn order_is_the_order_of_time_counter_publisher(
             a in (0..=MAX_MS, 0..COUNTER_VALUES, 0..=MAX_PUBLISHER),

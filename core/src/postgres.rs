@@ -1,7 +1,9 @@
 //! `postgres-types` support (feature `postgres`), for `tokio-postgres` and `postgres`: an [`Id`]
 //! is a parameter or a column of type `hlculid` (matched by name, since its OID differs per
-//! database) or `uuid`, always in binary: the 16 bytes, as the server sends them.
+//! database) or `uuid`, always in binary: the 16 bytes, as the server sends them. A [`BigId`] is
+//! a parameter or a column of type `bigint` (`int8`); a negative value read is an error.
 
+use crate::bigint::BigId;
 use crate::layout::Id;
 use bytes::BytesMut;
 use postgres_types::{FromSql, IsNull, ToSql, Type};
@@ -31,5 +33,33 @@ impl<'a> FromSql<'a> for Id {
 
     fn accepts(ty: &Type) -> bool {
         accepts(ty)
+    }
+}
+
+impl ToSql for BigId {
+    fn to_sql(&self, _: &Type, out: &mut BytesMut) -> Result<IsNull, Box<dyn Error + Sync + Send>> {
+        out.extend_from_slice(&self.to_i64().to_be_bytes());
+        Ok(IsNull::No)
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::INT8
+    }
+
+    postgres_types::to_sql_checked!();
+}
+
+impl<'a> FromSql<'a> for BigId {
+    fn from_sql(_: &Type, raw: &'a [u8]) -> Result<BigId, Box<dyn Error + Sync + Send>> {
+        let bytes: [u8; 8] = raw
+            .try_into()
+            .map_err(|_| format!("a bigint is 8 bytes, got {}", raw.len()))?;
+        let v = i64::from_be_bytes(bytes);
+        BigId::from_i64(v)
+            .map_err(|_| format!("bigint {v} is not a bigint id: it is negative").into())
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::INT8
     }
 }

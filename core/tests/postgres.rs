@@ -1,10 +1,11 @@
 //! The crate against a real server with the extension (feature `postgres`, tokio-postgres):
 //! scripts/clients.sh starts one and runs these with `--ignored` and HLCULID_TEST_DSN set.
 //! The server's text and binary forms of the same ids equal the crate's; parameters, binary COPY
-//! in and out, range queries with bound ids, and `uuid` columns.
+//! in and out, range queries with bound ids, and `uuid` columns. bigint ids: the server's and the
+//! crate's decode the same, both ways, through `bigint` columns, and JSON carries them as strings.
 
 use futures_util::{pin_mut, TryStreamExt};
-use hlculid_core::{Generator, Id};
+use hlculid_core::{BigId, Generator, Id};
 use std::time::{SystemTime, UNIX_EPOCH};
 use tokio_postgres::binary_copy::{BinaryCopyInWriter, BinaryCopyOutStream};
 use tokio_postgres::types::Type;
@@ -187,4 +188,204 @@ async fn parameters_binary_copy_and_time_windows() {
         .unwrap()
         .try_get::<_, Id>(0);
     assert!(err.is_err());
+}
+
+#[tokio::test(flavor = "current_thread")]
+#[ignore = "needs a server: scripts/clients.sh"]
+async fn server_bigint_ids_decode_in_the_crate_as_in_the_server() {
+    let client = connect().await;
+    let rows = client
+        .query(
+            "SELECT b, b::text, (extract(epoch FROM hlculid_bigint_ts(b)) * 1000)::int8,
+                    hlculid_bigint_counter(b), hlculid_bigint_publisher(b), hlculid_from_bigint(b),
+                    hlculid_bigint_min(hlculid_bigint_ts(b)), hlculid_bigint_max(hlculid_bigint_ts(b))
+             FROM (SELECT hlculid_generate_bigint() AS b FROM generate_series(1, $1::int / 2)
+                   UNION ALL
+                   SELECT unnest(hlculid_generate_bigint_n($1::int / 2))) s",
+            &[&(N as i32)],
+        )
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), N);
+    let mut publishers = std::collections::BTreeSet::new();
+    for r in &rows {
+        let b: BigId = r.get(0);
+        assert_eq!(b.to_i64(), r.get::<_, i64>(0));
+        assert_eq!(b.to_string(), r.get::<_, String>(1));
+        assert_eq!(r.get::<_, String>(1).parse::<BigId>().unwrap(), b);
+        assert_eq!(b.ms() as i64, r.get::<_, i64>(2));
+        assert_eq!(b.counter() as i32, r.get::<_, i32>(3));
+        assert_eq!(b.publisher() as i32, r.get::<_, i32>(4));
+        assert_eq!(b.to_id(), r.get::<_, Id>(5));
+        assert_eq!(BigId::min_of_ms(b.ms()).unwrap(), r.get::<_, BigId>(6));
+        assert_eq!(BigId::max_of_ms(b.ms()).unwrap(), r.get::<_, BigId>(7));
+        publishers.insert(b.publisher());
+    }
+    // the ids are the server's (publisher 50 in scripts/clients.sh), made in increasing order
+    assert_eq!(publishers.into_iter().collect::<Vec<_>>(), [50]);
+    let ids: Vec<BigId> = rows.iter().map(|r| r.get(0)).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    // a negative bigint is not an id: an error, not a garbled id
+    let err = client
+        .query_one("SELECT -5::int8", &[])
+        .await
+        .unwrap()
+        .try_get::<_, BigId>(0)
+        .unwrap_err();
+    assert!(format!("{err:?}").contains("negative"), "{err:?}");
+}
+
+#[tokio::test(flavor = "current_thread")]
+#[ignore = "needs a server: scripts/clients.sh"]
+async fn crate_bigint_ids_go_into_bigint_columns_and_decode_in_the_server() {
+    let client = connect().await;
+    client
+        .batch_execute(
+            "DROP TABLE IF EXISTS crate_big;
+             CREATE TABLE crate_big (id bigint PRIMARY KEY, n int4)",
+        )
+        .await
+        .unwrap();
+    let ids = Generator::new(36);
+    let start_ms = now_ms();
+    let mut mine: Vec<BigId> = (0..N / 2).map(|_| ids.generate_bigint().unwrap()).collect();
+    mine.extend(ids.generate_bigint_n(N - N / 2).unwrap());
+    assert!(mine.windows(2).all(|w| w[0] < w[1]));
+
+    // parameters, then binary COPY in
+    let insert = client
+        .prepare("INSERT INTO crate_big VALUES ($1, $2)")
+        .await
+        .unwrap();
+    for (i, id) in mine.iter().take(1000).enumerate() {
+        client.execute(&insert, &[id, &(i as i32)]).await.unwrap();
+    }
+    let sink = client
+        .copy_in("COPY crate_big (id, n) FROM STDIN BINARY")
+        .await
+        .unwrap();
+    let writer = BinaryCopyInWriter::new(sink, &[Type::INT8, Type::INT4]);
+    pin_mut!(writer);
+    for (i, id) in mine.iter().enumerate().skip(1000) {
+        writer.as_mut().write(&[id, &(i as i32)]).await.unwrap();
+    }
+    writer.finish().await.unwrap();
+
+    // the server orders and decodes them as the crate does
+    let rows = client
+        .query(
+            "SELECT id, n, id::text, (extract(epoch FROM hlculid_bigint_ts(id)) * 1000)::int8,
+                    hlculid_bigint_counter(id), hlculid_bigint_publisher(id),
+                    hlculid_from_bigint(id)::text
+             FROM crate_big ORDER BY 1",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), N);
+    for (i, (r, id)) in rows.iter().zip(&mine).enumerate() {
+        assert_eq!(r.get::<_, BigId>(0), *id);
+        assert_eq!(r.get::<_, i32>(1), i as i32);
+        assert_eq!(r.get::<_, String>(2), id.to_string());
+        assert_eq!(r.get::<_, i64>(3), id.ms() as i64);
+        assert_eq!(r.get::<_, i32>(4), id.counter() as i32);
+        assert_eq!(r.get::<_, i32>(5), 36);
+        assert_eq!(r.get::<_, String>(6), id.to_id().to_string());
+    }
+
+    // an array parameter, and a time window with bound ids
+    let back: Vec<BigId> = client
+        .query_one(
+            "SELECT array_agg(x ORDER BY x) FROM unnest($1::int8[]) x",
+            &[&mine],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(back, mine);
+    let from = BigId::min_of_ms(start_ms).unwrap();
+    let to = BigId::max_of_ms(now_ms()).unwrap();
+    let count: i64 = client
+        .query_one(
+            "SELECT count(*) FROM crate_big WHERE id BETWEEN $1 AND $2",
+            &[&from, &to],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(count, N as i64);
+
+    // one clock for both widths: 128-bit ids made between bigint ids sort between them (through
+    // hlculid_from_bigint), and the server narrows them as the crate does
+    let mut both = Vec::new();
+    for _ in 0..1000 {
+        both.push(ids.generate().unwrap());
+        both.push(ids.generate_bigint().unwrap().to_id());
+    }
+    let rows = client
+        .query(
+            "SELECT x, hlculid_to_bigint(x) FROM unnest($1::hlculid[]) WITH ORDINALITY u(x, i)
+             ORDER BY x",
+            &[&both],
+        )
+        .await
+        .unwrap();
+    for (r, id) in rows.iter().zip(&both) {
+        assert_eq!(r.get::<_, Id>(0), *id);
+        assert_eq!(r.get::<_, BigId>(1), BigId::from_id(*id).unwrap());
+    }
+}
+
+#[cfg(feature = "serde")]
+#[tokio::test(flavor = "current_thread")]
+#[ignore = "needs a server: scripts/clients.sh"]
+async fn bigint_ids_travel_in_json_as_decimal_strings() {
+    #[derive(serde::Serialize, serde::Deserialize, Debug, PartialEq)]
+    struct Event {
+        id: BigId,
+        kind: String,
+    }
+    let client = connect().await;
+    let id = Generator::new(37).generate_bigint().unwrap();
+    let event = Event {
+        id,
+        kind: "created".into(),
+    };
+    // the crate writes the id as a string; the server reads it back as the same bigint
+    let json = serde_json::to_string(&event).unwrap();
+    assert_eq!(
+        json,
+        format!(r#"{{"id":"{}","kind":"created"}}"#, id.to_i64())
+    );
+    let r = client
+        .query_one(
+            "SELECT ($1::text::jsonb->>'id')::int8, jsonb_typeof($1::text::jsonb->'id')",
+            &[&json],
+        )
+        .await
+        .unwrap();
+    assert_eq!(r.get::<_, BigId>(0), id);
+    assert_eq!(r.get::<_, String>(1), "string");
+    // the server's JSON of a server-made id, with id::text, reads back in the crate
+    let r = client
+        .query_one(
+            "SELECT b, jsonb_build_object('id', b::text, 'kind', 'created')::text,
+                    to_jsonb(b)::text
+             FROM (SELECT hlculid_generate_bigint() AS b) s",
+            &[],
+        )
+        .await
+        .unwrap();
+    let server_id: BigId = r.get(0);
+    let event: Event = serde_json::from_str(&r.get::<_, String>(1)).unwrap();
+    assert_eq!(event.id, server_id);
+    // to_jsonb(bigint) is a JSON number, which a JavaScript reader would round: refused
+    let number: String = r.get(2);
+    assert_eq!(number, server_id.to_string());
+    assert!(serde_json::from_str::<BigId>(&number).is_err());
+    assert_ne!(
+        (server_id.to_i64() as f64) as i64,
+        server_id.to_i64(),
+        "a double cannot hold this id"
+    );
 }
