@@ -36,8 +36,6 @@ pub mod random;
 mod serde_impl;
 pub mod text;
 pub mod time;
-pub mod uuidv7;
-pub mod window;
 
 pub use bigint::BigId;
 pub use generator::{Builder, Error, Generator};
