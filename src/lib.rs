@@ -38,6 +38,8 @@ mod recover;
 mod server_clock;
 mod settings;
 mod shmem;
+mod tx;
+mod window;
 
 pub use datum::Hlculid;
 

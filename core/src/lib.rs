@@ -36,6 +36,8 @@ pub mod random;
 mod serde_impl;
 pub mod text;
 pub mod time;
+pub mod uuidv7;
+pub mod window;
 
 pub use bigint::BigId;
 pub use generator::{Builder, Error, Generator};
