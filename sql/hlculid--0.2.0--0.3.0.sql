@@ -469,3 +469,40 @@ COMMENT ON FUNCTION hlculid_bigint_max(timestamptz) IS 'largest bigint id of the
 COMMENT ON FUNCTION hlculid_from_bigint(bigint) IS 'the 128-bit id with a bigint id''s time, counter and publisher (random bits 0)';
 COMMENT ON FUNCTION hlculid_to_bigint(hlculid) IS 'the bigint id with an id''s time, counter and publisher (random bits dropped)';
 
+-- == time windows ==
+-- id <@ tstzrange: estimated from the histogram, index conditions on the key.
+CREATE  FUNCTION "hlculid_range_min"(
+	"range" tstzrange /* Range < TimestampWithTimeZone > */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_range_min_wrapper';
+
+CREATE  FUNCTION "hlculid_range_max"(
+	"range" tstzrange /* Range < TimestampWithTimeZone > */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_range_max_wrapper';
+CREATE FUNCTION hlculid_in_range_sel(internal, oid, internal, integer) RETURNS float8
+    STABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_in_range_sel';
+CREATE FUNCTION hlculid_in_range_support(internal) RETURNS internal
+    STABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_in_range_support';
+CREATE FUNCTION hlculid_in_range(id hlculid, range tstzrange) RETURNS boolean
+    IMMUTABLE STRICT PARALLEL SAFE
+    SUPPORT hlculid_in_range_support
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_in_range_wrapper';
+CREATE OPERATOR <@ (
+    LEFTARG = hlculid,
+    RIGHTARG = tstzrange,
+    FUNCTION = hlculid_in_range,
+    RESTRICT = hlculid_in_range_sel,
+    JOIN = contjoinsel
+);
+COMMENT ON FUNCTION hlculid_in_range(hlculid, tstzrange) IS 'true when the id''s time lies in the range (the function behind hlculid <@ tstzrange)';
+COMMENT ON FUNCTION hlculid_range_min(tstzrange) IS 'smallest id whose time lies in the range (the largest id when none does)';
+COMMENT ON FUNCTION hlculid_range_max(tstzrange) IS 'largest id whose time lies in the range (the smallest id when none does)';
+COMMENT ON OPERATOR <@ (hlculid, tstzrange) IS 'the id''s time lies in the range: estimated from the column''s histogram, an index range scan on the key';
+

@@ -26,6 +26,10 @@ COMMENT ON FUNCTION hlculid_bigint_min(timestamptz) IS 'smallest bigint id of th
 COMMENT ON FUNCTION hlculid_bigint_max(timestamptz) IS 'largest bigint id of the millisecond containing the time';
 COMMENT ON FUNCTION hlculid_from_bigint(bigint) IS 'the 128-bit id with a bigint id''s time, counter and publisher (random bits 0)';
 COMMENT ON FUNCTION hlculid_to_bigint(hlculid) IS 'the bigint id with an id''s time, counter and publisher (random bits dropped)';
+COMMENT ON FUNCTION hlculid_in_range(hlculid, tstzrange) IS 'true when the id''s time lies in the range (the function behind hlculid <@ tstzrange)';
+COMMENT ON FUNCTION hlculid_range_min(tstzrange) IS 'smallest id whose time lies in the range (the largest id when none does)';
+COMMENT ON FUNCTION hlculid_range_max(tstzrange) IS 'largest id whose time lies in the range (the smallest id when none does)';
+COMMENT ON OPERATOR <@ (hlculid, tstzrange) IS 'the id''s time lies in the range: estimated from the column''s histogram, an index range scan on the key';
 COMMENT ON FUNCTION hlculid_ts(hlculid) IS 'time embedded in the id, to the millisecond';
 COMMENT ON FUNCTION hlculid_counter(hlculid) IS 'logical counter field of the id (0-65535)';
 COMMENT ON FUNCTION hlculid_publisher(hlculid) IS 'publisher field of the id (0-65535)';
