@@ -55,6 +55,90 @@ async function register(client, types) {
   return oid;
 }
 
+// -- bigint ids ----------------------------------------------------------------------------------
+const BIGINT_MAX_MS = (1n << 42n) - 1n; // 2109-05-15 07:35:11.103 UTC
+const BIGINT_COUNTER_VALUES = 1n << 11n; // ids a millisecond per publisher
+const BIGINT_MAX_PUBLISHER = 1023;
+const I64_MAX = (1n << 63n) - 1n;
+// The canonical decimal form only (tests/clients/bigint_forms.json): BigInt() alone would also
+// take white space, 0x/0o/0b prefixes and '' (as 0n).
+const DECIMAL_FORM = /^(?:0|[1-9][0-9]*)$/;
+
+// A bigint id (decimal string or BigInt) -> BigInt, checked to be an id (0 to 2^63 - 1).
+function parseBigint(id) {
+  let v;
+  if (typeof id === 'bigint') {
+    v = id;
+  } else if (typeof id === 'string' && DECIMAL_FORM.test(id)) {
+    v = BigInt(id);
+    if (v > I64_MAX) throw new RangeError(`invalid bigint id ${JSON.stringify(id)}: a bigint id is at most ${I64_MAX}`);
+  } else if (typeof id === 'string') {
+    throw new Error(`invalid bigint id ${JSON.stringify(id)}: a bigint id is written in decimal digits, without sign, white space or leading zeros`);
+  } else {
+    throw new TypeError(`a bigint id is a decimal string or a BigInt, not ${typeof id}` +
+      (typeof id === 'number' ? ' (a Number cannot hold ids above 2^53 exactly)' : ''));
+  }
+  if (v < 0n || v > I64_MAX) throw new RangeError(`bigint id ${v} is out of range (0 to ${I64_MAX})`);
+  return v;
+}
+
+// Fields -> the id's decimal string; each must fit (ms 0 to 2^42 - 1, counter 0 to 2047,
+// publisher 0 to 1023).
+function bigintFromFields(ms, counter, publisher) {
+  for (const [name, v, top] of [['timestamp (ms)', ms, BIGINT_MAX_MS],
+    ['counter', counter, BIGINT_COUNTER_VALUES - 1n], ['publisher', publisher, BigInt(BIGINT_MAX_PUBLISHER)]]) {
+    if (!(Number.isSafeInteger(v) || typeof v === 'bigint') || BigInt(v) < 0n || BigInt(v) > top) {
+      throw new RangeError(`${name} ${v} does not fit a bigint id (0 to ${top})`);
+    }
+  }
+  return ((BigInt(ms) << 21n) | (BigInt(counter) << 10n) | BigInt(publisher)).toString();
+}
+
+// A bigint id -> { ms, counter, publisher, date } (Numbers: each fits one exactly), as
+// hlculid_bigint_decode gives them.
+function bigintFields(id) {
+  const v = parseBigint(id);
+  const ms = Number(v >> 21n);
+  return {
+    ms, counter: Number((v >> 10n) & 2047n), publisher: Number(v & 1023n), date: new Date(ms),
+  };
+}
+
+// The smallest and largest bigint ids of the millisecond of a Date, as hlculid_bigint_min/max.
+function bigintMinOf(date) {
+  return bigintFromFields(dateMs(date), 0, 0);
+}
+function bigintMaxOf(date) {
+  return bigintFromFields(dateMs(date), 2047, BIGINT_MAX_PUBLISHER);
+}
+function dateMs(date) {
+  const ms = date instanceof Date ? date.getTime() : NaN;
+  if (Number.isNaN(ms)) throw new TypeError('a time-window bound is a valid Date');
+  return ms;
+}
+
+// A bigint id -> the 128-bit id with the same time, counter and publisher and random bits 0, as
+// hlculid_from_bigint: it sorts among 128-bit ids where the bigint id's clock value lies.
+function bigintToHlculid(id) {
+  const { ms, counter, publisher } = bigintFields(id);
+  const buf = Buffer.alloc(16);
+  buf.writeUIntBE(ms, 0, 6);
+  buf.writeUInt16BE(counter, 6);
+  buf.writeUInt16BE(publisher, 8);
+  return format(buf);
+}
+
+// A 128-bit id (any text form) -> the bigint id with its time, counter and publisher (random
+// bits dropped), as hlculid_to_bigint; a RangeError when one does not fit.
+function hlculidToBigint(id) {
+  const buf = Buffer.from(canonical(id).replace(/-/g, ''), 'hex');
+  try {
+    return bigintFromFields(buf.readUIntBE(0, 6), buf.readUInt16BE(6), buf.readUInt16BE(8));
+  } catch (e) {
+    throw new RangeError(`hlculid ${canonical(id)} does not fit a bigint id: ${e.message}`);
+  }
+}
+
 // The server's rule, L = max(L + 1, now_ms << 16), in this process (in memory only).
 class Generator {
   constructor(publisher) {
@@ -71,10 +155,29 @@ class Generator {
     crypto.randomFillSync(buf, 10, 6);
     return format(buf);
   }
+  // A bigint id (decimal string) from the same clock, so the two widths are ordered against each
+  // other (through bigintToHlculid): a clock value whose counter does not fit 11 bits moves to
+  // the next millisecond, as on the server. The publisher must be 0 to 1023.
+  generateBigint() {
+    if (this.publisher > BIGINT_MAX_PUBLISHER) {
+      throw new RangeError(`publisher ${this.publisher} does not fit a bigint id: a bigint id holds a publisher of 0 to ${BIGINT_MAX_PUBLISHER}; make bigint ids with a Generator whose publisher is in that range`);
+    }
+    const wall = BigInt(Date.now()) << 16n;
+    let next = this.logical + 1n > wall ? this.logical + 1n : wall;
+    if ((next & 0xffffn) >= BIGINT_COUNTER_VALUES) next = ((next >> 16n) + 1n) << 16n;
+    if ((next >> 16n) > BIGINT_MAX_MS) {
+      throw new RangeError('the clock is past 2109-05-15 07:35:11.103 UTC, the last millisecond a bigint id can hold; use 128-bit ids');
+    }
+    this.logical = next;
+    return bigintFromFields(next >> 16n, next & 0xffffn, this.publisher);
+  }
   observe(id) {
     const remote = Buffer.from(canonical(id).replace(/-/g, ''), 'hex').readBigUInt64BE(0);
     if (remote > this.logical) this.logical = remote;
   }
 }
 
-module.exports = { format, canonical, minOf, maxOf, register, Generator };
+module.exports = {
+  format, canonical, minOf, maxOf, register, Generator,
+  parseBigint, bigintFromFields, bigintFields, bigintMinOf, bigintMaxOf, bigintToHlculid, hlculidToBigint,
+};

@@ -5,13 +5,20 @@ The id type is a subclass of uuid.UUID: the same 16 bytes in the same order (uui
 by its 128-bit integer, which is the id's big-endian value), so it hashes, sorts, pickles and goes
 wherever a UUID goes (JSON encoders, ORMs, uuid columns), and adds what an hlculid has: the
 canonical 12-4-4-12 text form and the fields.
+
+BigId is the 64-bit id of a `bigint` column, `[0][42-bit Unix ms][11-bit counter][10-bit
+publisher]`, from the same clock. It is deliberately not an int: JSON encoders write ints as
+numbers, which JavaScript and other double-based readers round above 2^53 (every id made after
+1970-02-19), so a BigId is written as its decimal string (json.dumps(..., default=json_default))
+and refuses to be encoded as a number by accident.
 """
 
+import functools
 import secrets
 import threading
 import time
 import uuid
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _CROCKFORD_VALUE = {c: i for i, c in enumerate(_CROCKFORD)}
@@ -110,6 +117,152 @@ class Hlculid(uuid.UUID):
         return cls(int=(int(ts.timestamp() * 1000) << 80) | ((1 << 80) - 1))
 
 
+# -- bigint ids ----------------------------------------------------------------------------------
+
+BIGINT_MAX_MS = (1 << 42) - 1  # 2109-05-15 07:35:11.103 UTC
+BIGINT_COUNTER_VALUES = 1 << 11  # ids a millisecond per publisher
+BIGINT_MAX_PUBLISHER = (1 << 10) - 1
+_I64_MAX = (1 << 63) - 1
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_MS = timedelta(milliseconds=1)
+
+
+def _parse_decimal(text):
+    """The value of a bigint id's decimal string, in exactly the form the crate and the Node
+    client accept (see tests/clients/bigint_forms.json): ASCII digits without sign, white space,
+    underscores, prefix or leading zero, so that one id has one string. int() would also take
+    white space, '_', '+' and non-ASCII digits."""
+    if not isinstance(text, str):
+        raise TypeError(f"a bigint id is read from int or str, not {type(text).__name__}")
+    if text == "":
+        raise ValueError("a bigint id cannot be empty")
+    if text[0] == "-" and text[1:].isascii() and text[1:].isdigit():
+        raise ValueError("a bigint id is never negative")
+    if not (text.isascii() and text.isdigit()):
+        at = next(i for i, c in enumerate(text) if not ("0" <= c <= "9"))
+        raise ValueError(f"a bigint id is written in decimal digits only; character {at} is not one")
+    if len(text) > 1 and text[0] == "0":
+        raise ValueError("a bigint id is written without leading zeros")
+    v = int(text)
+    if v > _I64_MAX:
+        raise ValueError("a bigint id is at most 9223372036854775807")
+    return v
+
+
+@functools.total_ordering
+class BigId:
+    """A bigint id. BigId(3565158400000005162) (an int, as psycopg and asyncpg return bigint
+    columns), BigId("3565158400000005162") (its decimal string, as JSON carries it), or
+    BigId.from_fields(ms, counter, publisher). Ordered like the ids themselves, hashable,
+    immutable; int(b) is the bigint value."""
+
+    __slots__ = ("_v",)
+
+    def __init__(self, value):
+        if isinstance(value, BigId):
+            v = value._v
+        elif isinstance(value, int) and not isinstance(value, bool):
+            v = int(value)
+        elif isinstance(value, str):
+            try:
+                v = _parse_decimal(value)
+            except ValueError as e:
+                raise ValueError(f"invalid bigint id {value!r}: {e}") from e
+        else:
+            raise TypeError(f"a bigint id is made from int or str, not {type(value).__name__}")
+        if not 0 <= v <= _I64_MAX:
+            raise ValueError(f"bigint id {v} is out of range: an id is between 0 and {_I64_MAX}")
+        object.__setattr__(self, "_v", v)
+
+    def __setattr__(self, name, value):
+        raise AttributeError("a BigId is immutable")
+
+    def __reduce__(self):
+        return (BigId, (self._v,))
+
+    @classmethod
+    def from_fields(cls, ms, counter, publisher):
+        for name, v, top in (("timestamp (ms)", ms, BIGINT_MAX_MS),
+                             ("counter", counter, BIGINT_COUNTER_VALUES - 1),
+                             ("publisher", publisher, BIGINT_MAX_PUBLISHER)):
+            if not 0 <= v <= top:
+                raise ValueError(f"{name} {v} does not fit a bigint id (0 to {top})")
+        return cls((ms << 21) | (counter << 10) | publisher)
+
+    def __int__(self):
+        return self._v
+
+    __index__ = __int__
+
+    def __str__(self):
+        return str(self._v)
+
+    def __repr__(self):
+        return f"BigId('{self._v}')"
+
+    def __eq__(self, other):
+        return self._v == other._v if isinstance(other, BigId) else NotImplemented
+
+    def __lt__(self, other):
+        return self._v < other._v if isinstance(other, BigId) else NotImplemented
+
+    def __hash__(self):
+        return hash(self._v)
+
+    @property
+    def ms(self):
+        return self._v >> 21
+
+    @property
+    def counter(self):
+        return (self._v >> 10) & (BIGINT_COUNTER_VALUES - 1)
+
+    @property
+    def publisher(self):
+        return self._v & BIGINT_MAX_PUBLISHER
+
+    @property
+    def ts(self):
+        """The millisecond, exactly (an aware UTC datetime), as hlculid_bigint_ts gives it."""
+        return _EPOCH + self.ms * _MS
+
+    @classmethod
+    def min_of(cls, ts):
+        """The smallest bigint id of the millisecond containing ts, like hlculid_bigint_min (a
+        naive datetime is local time, as datetime.timestamp() takes it)."""
+        return cls.from_fields(_ms_of(ts), 0, 0)
+
+    @classmethod
+    def max_of(cls, ts):
+        return cls.from_fields(_ms_of(ts), BIGINT_COUNTER_VALUES - 1, BIGINT_MAX_PUBLISHER)
+
+    def to_hlculid(self):
+        """The 128-bit id with the same time, counter and publisher and random bits 0, as
+        hlculid_from_bigint: it sorts among 128-bit ids where this id's clock value lies."""
+        return Hlculid(int=(self.ms << 80) | (self.counter << 64) | (self.publisher << 48))
+
+    @classmethod
+    def from_hlculid(cls, id_):
+        """The bigint id with a 128-bit id's time, counter and publisher (its random bits are
+        dropped), as hlculid_to_bigint; ValueError when one does not fit."""
+        try:
+            return cls.from_fields(id_.ms, id_.counter, id_.publisher)
+        except ValueError as e:
+            raise ValueError(f"hlculid {id_} does not fit a bigint id: {e}") from e
+
+
+def _ms_of(ts):
+    return (ts.astimezone(timezone.utc) - _EPOCH) // _MS
+
+
+def json_default(obj):
+    """For json.dumps(..., default=json_default): a BigId as its decimal string (never a number:
+    JavaScript would round it), an Hlculid as its canonical string."""
+    if isinstance(obj, (BigId, Hlculid)):
+        return str(obj)
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
 class Generator:
     """Ids made in this process with the server's clock rule: L = max(L + 1, now_ms << 16), one
     step per id under a lock, so ids increase even when the system clock steps back. In memory
@@ -129,6 +282,26 @@ class Generator:
             self._logical = max(self._logical + 1, now << 16)
             logical = self._logical
         return Hlculid(int=(logical << 64) | (self.publisher << 48) | secrets.randbits(48))
+
+    def generate_bigint(self):
+        """A bigint id from the same clock as generate(), so the two widths are ordered against
+        each other (through BigId.to_hlculid): a clock value whose counter does not fit 11 bits
+        (2048 or more) moves to the next millisecond, as on the server. The publisher must be 0
+        to 1023."""
+        if self.publisher > BIGINT_MAX_PUBLISHER:
+            raise ValueError(f"publisher {self.publisher} does not fit a bigint id: a bigint id holds "
+                             f"a publisher of 0 to {BIGINT_MAX_PUBLISHER}; make bigint ids with a "
+                             "Generator whose publisher is in that range")
+        now = time.time_ns() // 1_000_000
+        with self._lock:
+            logical = max(self._logical + 1, now << 16)
+            if logical & 0xFFFF >= BIGINT_COUNTER_VALUES:
+                logical = ((logical >> 16) + 1) << 16
+            if logical >> 16 > BIGINT_MAX_MS:
+                raise ValueError("the clock is past 2109-05-15 07:35:11.103 UTC, the last millisecond "
+                                 "a bigint id can hold; use 128-bit ids")
+            self._logical = logical
+        return BigId.from_fields(logical >> 16, logical & 0xFFFF, self.publisher)
 
     def observe(self, remote):
         """The receive rule: later ids sort after remote."""
@@ -178,7 +351,34 @@ def register_psycopg(conn):
     adapters.register_loader(info.oid, BinaryLoader)
     adapters.register_dumper(Hlculid, TextDumper)
     adapters.register_dumper(Hlculid, BinaryDumper)
+    register_psycopg_bigint(conn)
     return info
+
+
+def register_psycopg_bigint(context):
+    """Makes BigId parameters dump as bigint (text and binary, binary COPY included) on a
+    connection or cursor (register_psycopg does it too). bigint columns still load as int (they
+    are not all ids): BigId(value) reads one."""
+    from psycopg.adapt import Dumper
+    from psycopg.pq import Format
+
+    int8 = context.adapters.types["int8"].oid
+
+    class BigIdTextDumper(Dumper):
+        oid = int8
+
+        def dump(self, obj):
+            return str(obj).encode()
+
+    class BigIdBinaryDumper(Dumper):
+        format = Format.BINARY
+        oid = int8
+
+        def dump(self, obj):
+            return int(obj).to_bytes(8, "big", signed=True)
+
+    context.adapters.register_dumper(BigId, BigIdTextDumper)
+    context.adapters.register_dumper(BigId, BigIdBinaryDumper)
 
 
 # -- asyncpg -------------------------------------------------------------------------------------

@@ -1,16 +1,21 @@
-"""The Node.js recipe with node-postgres (tests/clients/node_roundtrip.js) against this server."""
+"""The Node.js recipe with node-postgres (tests/clients/node_roundtrip.js, and its bigint ids:
+tests/clients/node_bigint.js) against this server."""
 
 import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 HERE = Path(__file__).resolve().parent
 
 
-def test_node_pg_recipe(server):
-    r = subprocess.run(["node", str(HERE / "node_roundtrip.js")],
+@pytest.mark.parametrize("script, done", [("node_roundtrip.js", "node recipe: ok"),
+                                          ("node_bigint.js", "node bigint: ok")])
+def test_node_pg_recipe(server, script, done):
+    r = subprocess.run(["node", str(HERE / script)],
                        env={**os.environ, "HLCULID_TEST_HOST": str(server.dir), "HLCULID_TEST_PORT": str(server.port)},
                        capture_output=True, text=True)
     print(r.stdout, r.stderr)
     assert r.returncode == 0
-    assert "node recipe: ok" in r.stdout
+    assert done in r.stdout
