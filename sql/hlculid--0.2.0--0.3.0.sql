@@ -506,3 +506,21 @@ COMMENT ON FUNCTION hlculid_range_min(tstzrange) IS 'smallest id whose time lies
 COMMENT ON FUNCTION hlculid_range_max(tstzrange) IS 'largest id whose time lies in the range (the smallest id when none does)';
 COMMENT ON OPERATOR <@ (hlculid, tstzrange) IS 'the id''s time lies in the range: estimated from the column''s histogram, an index range scan on the key';
 
+-- == uuidv7 ==
+-- The RFC 9562 version 7 uuid form of an id, for what accepts only real uuids (validators,
+-- uuid_extract_timestamp, TimescaleDB), and back: any v7 uuid reads as an id, in order.
+CREATE  FUNCTION "hlculid_to_uuidv7"(
+	"id" hlculid /* Hlculid */
+) RETURNS uuid /* pgrx :: Uuid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_to_uuidv7_wrapper';
+
+CREATE  FUNCTION "hlculid_from_uuidv7"(
+	"u" uuid /* pgrx :: Uuid */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
+COMMENT ON FUNCTION hlculid_to_uuidv7(hlculid) IS 'the id as an RFC 9562 version 7 uuid: same time, counter and publisher, top 42 random bits; keeps the order of ids';
+COMMENT ON FUNCTION hlculid_from_uuidv7(uuid) IS 'the id a version 7 uuid stands for: exact time, counter and publisher, in the order of the uuids';

@@ -935,6 +935,24 @@ CREATE CAST (hlculid AS timestamptz) WITH FUNCTION hlculid_ts(hlculid);
 /* </end connected objects> */
 
 /* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_uuidv7"(
+	"u" uuid /* pgrx :: Uuid */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_to_uuidv7"(
+	"id" hlculid /* Hlculid */
+) RETURNS uuid /* pgrx :: Uuid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_to_uuidv7_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 -- finalize
 
 COMMENT ON FUNCTION hlculid_generate() IS 'next id from this server''s hybrid logical clock: greater than every id the server returned before';
@@ -956,5 +974,7 @@ COMMENT ON FUNCTION hlculid_from_parts(timestamptz, integer, integer, bigint) IS
 COMMENT ON FUNCTION hlculid_min(timestamptz) IS 'smallest id of the millisecond containing the time';
 COMMENT ON FUNCTION hlculid_max(timestamptz) IS 'largest id of the millisecond containing the time';
 COMMENT ON FUNCTION hlculid_to_ulid(hlculid) IS 'the id as a 26-character Crockford base32 ULID';
+COMMENT ON FUNCTION hlculid_to_uuidv7(hlculid) IS 'the id as an RFC 9562 version 7 uuid: same time, counter and publisher, top 42 random bits; keeps the order of ids';
+COMMENT ON FUNCTION hlculid_from_uuidv7(uuid) IS 'the id a version 7 uuid stands for: exact time, counter and publisher, in the order of the uuids';
 /* </end connected objects> */
 

@@ -39,6 +39,8 @@ COMMENT ON FUNCTION hlculid_from_parts(timestamptz, integer, integer, bigint) IS
 COMMENT ON FUNCTION hlculid_min(timestamptz) IS 'smallest id of the millisecond containing the time';
 COMMENT ON FUNCTION hlculid_max(timestamptz) IS 'largest id of the millisecond containing the time';
 COMMENT ON FUNCTION hlculid_to_ulid(hlculid) IS 'the id as a 26-character Crockford base32 ULID';
+COMMENT ON FUNCTION hlculid_to_uuidv7(hlculid) IS 'the id as an RFC 9562 version 7 uuid: same time, counter and publisher, top 42 random bits; keeps the order of ids';
+COMMENT ON FUNCTION hlculid_from_uuidv7(uuid) IS 'the id a version 7 uuid stands for: exact time, counter and publisher, in the order of the uuids';
 "#,
     name = "hlculid_comments",
     finalize

@@ -24,6 +24,8 @@ pub enum Condition {
     /// A random (version 4) uuid cast to `hlculid`: a value of the wrong kind, reported as
     /// PostgreSQL's `jsonb` casts report one (22023).
     RandomUuid,
+    /// `hlculid_from_uuidv7` of a uuid that is not RFC 9562 version 7: a value of the wrong kind.
+    NotUuidv7,
     NotSuperuser,
     MarkDamaged,
     NotPreloaded,
@@ -69,6 +71,8 @@ pub const CONDITIONS: &[ConditionInfo] = &[
         "`hlculid_observe` of an id further ahead of the local clock than `hlculid.max_clock_skew`; `hlculid_clock_recover` of such a floor without `allow_future`; `hlculid_generate_n` of fewer than 1 or more than 65536 ids"),
     info(Condition::RandomUuid, "22023", "invalid_parameter_value",
         "a random uuid (version 4 with the RFC 9562 variant) cast to `hlculid`, e.g. `gen_random_uuid()` inserted into an `hlculid` column (0.3.0)"),
+    info(Condition::NotUuidv7, "22023", "invalid_parameter_value",
+        "`hlculid_from_uuidv7` of a uuid that is not an RFC 9562 version 7 uuid (version field 7, variant bits 10) (0.3.0)"),
     info(Condition::NotSuperuser, "42501", "insufficient_privilege",
         "`hlculid_clock_recover` by a role that is not a superuser"),
     info(Condition::MarkDamaged, "XX001", "data_corrupted",
@@ -110,7 +114,9 @@ impl Condition {
             Condition::InvalidBinary => ERRCODE_INVALID_BINARY_REPRESENTATION,
             Condition::FieldOutOfRange => ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
             Condition::TimeOutOfRange => ERRCODE_DATETIME_FIELD_OVERFLOW,
-            Condition::InvalidParameter | Condition::RandomUuid => ERRCODE_INVALID_PARAMETER_VALUE,
+            Condition::InvalidParameter | Condition::RandomUuid | Condition::NotUuidv7 => {
+                ERRCODE_INVALID_PARAMETER_VALUE
+            }
             Condition::NotSuperuser => ERRCODE_INSUFFICIENT_PRIVILEGE,
             Condition::MarkDamaged => ERRCODE_DATA_CORRUPTED,
             Condition::NotPreloaded | Condition::PublisherTooWide => {

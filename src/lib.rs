@@ -39,6 +39,7 @@ mod server_clock;
 mod settings;
 mod shmem;
 mod tx;
+mod uuidv7;
 mod window;
 
 pub use datum::Hlculid;
