@@ -27,6 +27,8 @@ pub enum Condition {
     /// `hlculid_from_uuidv7` of a uuid that is not RFC 9562 version 7: a value of the wrong kind.
     NotUuidv7,
     NotSuperuser,
+    /// More ids in one transaction than `hlculid_generate_tx`'s 32-bit offset counts.
+    TxTooManyIds,
     MarkDamaged,
     NotPreloaded,
     /// A bigint id asked of a server whose publisher id does not fit 10 bits.
@@ -75,6 +77,8 @@ pub const CONDITIONS: &[ConditionInfo] = &[
         "`hlculid_from_uuidv7` of a uuid that is not an RFC 9562 version 7 uuid (version field 7, variant bits 10) (0.3.0)"),
     info(Condition::NotSuperuser, "42501", "insufficient_privilege",
         "`hlculid_clock_recover` by a role that is not a superuser"),
+    info(Condition::TxTooManyIds, "54000", "program_limit_exceeded",
+        "`hlculid_generate_tx` asked for more than 4294967295 (2^32 - 1) ids in one transaction (0.3.0)"),
     info(Condition::MarkDamaged, "XX001", "data_corrupted",
         "any generating function (and `hlculid_observe`) while the high-water mark file was damaged at server start, until `hlculid_clock_recover`"),
     info(Condition::PublisherTooWide, "55000", "object_not_in_prerequisite_state",
@@ -118,6 +122,7 @@ impl Condition {
                 ERRCODE_INVALID_PARAMETER_VALUE
             }
             Condition::NotSuperuser => ERRCODE_INSUFFICIENT_PRIVILEGE,
+            Condition::TxTooManyIds => ERRCODE_PROGRAM_LIMIT_EXCEEDED,
             Condition::MarkDamaged => ERRCODE_DATA_CORRUPTED,
             Condition::NotPreloaded | Condition::PublisherTooWide => {
                 ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE
