@@ -30,6 +30,10 @@ COMMENT ON FUNCTION hlculid_in_range(hlculid, tstzrange) IS 'true when the id''s
 COMMENT ON FUNCTION hlculid_range_min(tstzrange) IS 'smallest id whose time lies in the range (the largest id when none does)';
 COMMENT ON FUNCTION hlculid_range_max(tstzrange) IS 'largest id whose time lies in the range (the smallest id when none does)';
 COMMENT ON OPERATOR <@ (hlculid, tstzrange) IS 'the id''s time lies in the range: estimated from the column''s histogram, an index range scan on the key';
+COMMENT ON FUNCTION hlculid_generate_tx() IS 'next id of the current transaction''s group: one clock value per transaction and an offset counting from 1, so a transaction''s ids sort together, in the order they were made';
+COMMENT ON FUNCTION hlculid_tx(hlculid) IS 'the transaction''s own id of an id made by hlculid_generate_tx: the same id with offset (low 32 bits) 0';
+COMMENT ON FUNCTION hlculid_tx_offset(hlculid) IS 'offset of an id made by hlculid_generate_tx in its transaction (its low 32 bits): 1 for the first id';
+COMMENT ON PROCEDURE hlculid_backfill(regclass, name, name, integer, integer) IS 'fills the NULL ids of a table from a time column, in time order, one committed batch at a time, with a publisher id reserved for backfills';
 COMMENT ON FUNCTION hlculid_ts(hlculid) IS 'time embedded in the id, to the millisecond';
 COMMENT ON FUNCTION hlculid_counter(hlculid) IS 'logical counter field of the id (0-65535)';
 COMMENT ON FUNCTION hlculid_publisher(hlculid) IS 'publisher field of the id (0-65535)';

@@ -20,6 +20,7 @@ macro_rules! v1_function_info {
 }
 
 mod backend_local;
+mod backfill;
 mod bigint;
 mod comments;
 mod datum;
