@@ -199,9 +199,12 @@ async fn server_bigint_ids_decode_in_the_crate_as_in_the_server() {
             "SELECT b, b::text, (extract(epoch FROM hlculid_bigint_ts(b)) * 1000)::int8,
                     hlculid_bigint_counter(b), hlculid_bigint_publisher(b), hlculid_from_bigint(b),
                     hlculid_bigint_min(hlculid_bigint_ts(b)), hlculid_bigint_max(hlculid_bigint_ts(b))
-             FROM (SELECT hlculid_generate_bigint() AS b FROM generate_series(1, $1::int / 2)
+             FROM (SELECT 1 AS part, i, hlculid_generate_bigint() AS b
+                   FROM generate_series(1, $1::int / 2) i
                    UNION ALL
-                   SELECT unnest(hlculid_generate_bigint_n($1::int / 2))) s",
+                   SELECT 2, i, b
+                   FROM unnest(hlculid_generate_bigint_n($1::int / 2)) WITH ORDINALITY u(b, i)) s
+             ORDER BY part, i",
             &[&(N as i32)],
         )
         .await
@@ -221,10 +224,17 @@ async fn server_bigint_ids_decode_in_the_crate_as_in_the_server() {
         assert_eq!(BigId::max_of_ms(b.ms()).unwrap(), r.get::<_, BigId>(7));
         publishers.insert(b.publisher());
     }
-    // the ids are the server's (publisher 50 in scripts/clients.sh), made in increasing order
+    // the ids are the server's (publisher 50 in scripts/clients.sh), increasing in the order each
+    // part made them (a parallel append may interleave the two parts' rows), all distinct
     assert_eq!(publishers.into_iter().collect::<Vec<_>>(), [50]);
     let ids: Vec<BigId> = rows.iter().map(|r| r.get(0)).collect();
-    assert!(ids.windows(2).all(|w| w[0] < w[1]));
+    let (one, batch) = ids.split_at(N / 2);
+    assert!(one.windows(2).all(|w| w[0] < w[1]));
+    assert!(batch.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(
+        ids.iter().collect::<std::collections::BTreeSet<_>>().len(),
+        N
+    );
     // a negative bigint is not an id: an error, not a garbled id
     let err = client
         .query_one("SELECT -5::int8", &[])
