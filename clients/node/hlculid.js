@@ -181,3 +181,31 @@ module.exports = {
   format, canonical, minOf, maxOf, register, Generator,
   parseBigint, bigintFromFields, bigintFields, bigintMinOf, bigintMaxOf, bigintToHlculid, hlculidToBigint,
 };
+
+// The RFC 9562 version 7 uuid form (as hlculid_to_uuidv7 / hlculid_from_uuidv7 make and read
+// it): the same millisecond, version 7, the counter's top 12 bits, the variant, the counter's low
+// 4 bits, the publisher and the top 42 random bits. Keeps the order of ids; for validators and
+// stores that accept only real uuids. An id in any text form -> a lower-case 8-4-4-4-12 string.
+const V7_RAND_B = (1n << 62n) - 1n;
+function toUuidv7(id) {
+  const v = BigInt(`0x${canonical(id).replace(/-/g, '')}`);
+  const rest = (v & ((1n << 80n) - 1n)) >> 6n; // counter, publisher, top 42 random bits
+  const u = ((v >> 80n) << 80n) | (7n << 76n) | ((rest >> 62n) << 64n) | (2n << 62n) | (rest & V7_RAND_B);
+  const h = u.toString(16).padStart(32, '0');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+// A version 7 uuid (8-4-4-4-12, any case) -> the canonical id it stands for: exact time, counter
+// and publisher, the lowest 6 random bits 0. Any RFC 9562 v7 uuid, in the same order; an Error
+// for any other uuid.
+const UUID_FORM = /^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$/;
+function fromUuidv7(u) {
+  if (typeof u !== 'string' || !UUID_FORM.test(u)) throw new Error(`invalid uuid ${JSON.stringify(u)}`);
+  const v = BigInt(`0x${u.replace(/-/g, '')}`);
+  if (((v >> 76n) & 0xfn) !== 7n || ((v >> 62n) & 3n) !== 2n) {
+    throw new Error(`uuid ${u} is not an RFC 9562 version 7 uuid`);
+  }
+  const rest = (((v >> 64n) & 0xfffn) << 62n) | (v & V7_RAND_B);
+  return format(Buffer.from((((v >> 80n) << 80n) | (rest << 6n)).toString(16).padStart(32, '0'), 'hex'));
+}
+module.exports.toUuidv7 = toUuidv7;
+module.exports.fromUuidv7 = fromUuidv7;
