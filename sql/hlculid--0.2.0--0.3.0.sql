@@ -4,6 +4,19 @@
 -- things are added beside the old ones.
 \echo Use "ALTER EXTENSION hlculid UPDATE TO '0.3.0'" to load this file. \quit
 
+-- == skip support ==
+-- As in every script since 0.2.0: a database moved to PostgreSQL 18 with pg_upgrade gains btree
+-- support function 6 here, so the update ends in the catalog of a fresh install on 18.
+DO $$
+BEGIN
+  IF current_setting('server_version_num')::int >= 180000 AND NOT EXISTS (
+      SELECT FROM pg_amproc p JOIN pg_opclass c ON c.opcfamily = p.amprocfamily
+      WHERE c.opcintype = 'hlculid'::regtype AND c.opcname = 'hlculid_ops' AND p.amprocnum = 6
+        AND c.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'btree')) THEN
+    ALTER OPERATOR FAMILY hlculid_ops USING btree ADD FUNCTION 6 (hlculid) hlculid_skipsupport(internal);
+  END IF;
+END $$;
+
 -- == clock ==
 -- The clock is bounded: generation waits rather than push logical time more than
 -- hlculid.max_clock_skew ahead; hlculid_clock_bound() shows the bound (hlculid_clock() keeps its
@@ -549,7 +562,6 @@ AS 'MODULE_PATHNAME', 'hlculid_tx_offset_wrapper';
 COMMENT ON FUNCTION hlculid_generate_tx() IS 'next id of the current transaction''s group: one clock value per transaction and an offset counting from 1, so a transaction''s ids sort together, in the order they were made';
 COMMENT ON FUNCTION hlculid_tx(hlculid) IS 'the transaction''s own id of an id made by hlculid_generate_tx: the same id with offset (low 32 bits) 0';
 COMMENT ON FUNCTION hlculid_tx_offset(hlculid) IS 'offset of an id made by hlculid_generate_tx in its transaction (its low 32 bits): 1 for the first id';
-
 -- == backfill ==
 -- hlculid_backfill(...): a procedure filling the NULL ids of a table from a time column, one
 -- committed batch at a time. Same text as src/backfill.rs.
@@ -604,6 +616,7 @@ DECLARE
     batches pg_catalog.int8 := 0;
     total pg_catalog.int8 := 0;
     passes pg_catalog.int4 := 0;
+    left_null pg_catalog.int8;
 BEGIN
     PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
 
@@ -714,8 +727,8 @@ BEGIN
     COMMIT;
     PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
 
-    -- passes until every row found was filled: a row another session changed during a pass
-    -- (so at another ctid) is left for the next one
+    -- passes (at most 3) until one fills every row it found: a row another session changed
+    -- during a pass (so at another ctid) is left for the next one
     LOOP
         passes := passes + 1;
         pass_found := 0;
@@ -809,12 +822,15 @@ BEGIN
             PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
         END LOOP;
         total := total + pass_filled;
-        EXIT WHEN pass_filled = pass_found OR pass_filled = 0 OR passes = 3;
+        EXIT WHEN pass_filled = pass_found OR passes = 3;
     END LOOP;
     RAISE NOTICE 'hlculid_backfill filled % rows of table "%" in % batches', total, tbl::text, batches;
     IF pass_filled < pass_found THEN
-        RAISE WARNING '% rows of table "%" were changed by other sessions while being filled and still have no id', pass_found - pass_filled, tbl::text
-            USING HINT = 'Run hlculid_backfill again for them.';
+        EXECUTE format('SELECT count(*) FROM %s t WHERE t.%I IS NULL AND %s', tbl, id_column, valid) INTO left_null;
+        IF left_null > 0 THEN
+            RAISE WARNING '% rows of table "%" still have no id: other sessions changed them during each of % passes', left_null, tbl::text, passes
+                USING HINT = 'Run hlculid_backfill again when they are left alone.';
+        END IF;
     END IF;
 END
 $fn$;
