@@ -75,6 +75,7 @@ DECLARE
     batches pg_catalog.int8 := 0;
     total pg_catalog.int8 := 0;
     passes pg_catalog.int4 := 0;
+    left_null pg_catalog.int8;
 BEGIN
     PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
 
@@ -185,8 +186,8 @@ BEGIN
     COMMIT;
     PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
 
-    -- passes until every row found was filled: a row another session changed during a pass
-    -- (so at another ctid) is left for the next one
+    -- passes (at most 3) until one fills every row it found: a row another session changed
+    -- during a pass (so at another ctid) is left for the next one
     LOOP
         passes := passes + 1;
         pass_found := 0;
@@ -280,12 +281,15 @@ BEGIN
             PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
         END LOOP;
         total := total + pass_filled;
-        EXIT WHEN pass_filled = pass_found OR pass_filled = 0 OR passes = 3;
+        EXIT WHEN pass_filled = pass_found OR passes = 3;
     END LOOP;
     RAISE NOTICE 'hlculid_backfill filled % rows of table "%" in % batches', total, tbl::text, batches;
     IF pass_filled < pass_found THEN
-        RAISE WARNING '% rows of table "%" were changed by other sessions while being filled and still have no id', pass_found - pass_filled, tbl::text
-            USING HINT = 'Run hlculid_backfill again for them.';
+        EXECUTE format('SELECT count(*) FROM %s t WHERE t.%I IS NULL AND %s', tbl, id_column, valid) INTO left_null;
+        IF left_null > 0 THEN
+            RAISE WARNING '% rows of table "%" still have no id: other sessions changed them during each of % passes', left_null, tbl::text, passes
+                USING HINT = 'Run hlculid_backfill again when they are left alone.';
+        END IF;
     END IF;
 END
 $fn$;
