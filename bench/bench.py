@@ -2,7 +2,7 @@
 side, on the same server in the same run, and reports medians (min and max over the runs) and
 ratios. Run through scripts/bench.sh, which installs a release build first.
 
-  bench.py [--quick] [--pg 15 18] [--only generation inserts sorting ranges textio] [--out DIR]
+  bench.py [--quick] [--pg 15 18] [--only generation inserts sorting ranges textio companion] [--out DIR]
 
 A full run over several majors runs every workload on the newest and, on the others, the two
 whose peers differ between majors (generation, text I/O): under 20 minutes on the 2-core VM.
@@ -29,6 +29,8 @@ FULL = dict(gen_rows=2_000_000, gen_runs=3, insert_rows=10_000_000, pgbench_seco
             sort_rows=3_000_000, sort_runs=5, range_rows=10_000_000, range_runs=31, io_rows=10_000_000, io_runs=3)
 QUICK = dict(gen_rows=20_000, gen_runs=2, insert_rows=50_000, pgbench_seconds=1, insert_rounds=1,
              sort_rows=50_000, sort_runs=1, range_rows=200_000, range_runs=2, io_rows=50_000, io_runs=1)
+FULL.update(companion_rows=1_000_000, companion_runs=3)
+QUICK.update(companion_rows=20_000, companion_runs=1)
 # Sizes from the environment, for a quick look at one workload (HLCULID_BENCH_IO_ROWS=2000000).
 for _k in list(FULL):
     if os.environ.get(f"HLCULID_BENCH_{_k.upper()}"):
@@ -576,6 +578,82 @@ def textio(c, pg, cfg, report, quick):
         report.check(f"PG{pg}: {w} no slower than uuid ({ratio[w]:.2f}x)", ratio[w] <= 1.0)
 
 
+# --- 7. the plain-SQL companion (managed servers) ----------------------------------------------
+
+COMPANION_SQL = Path(__file__).resolve().parent.parent / "sql" / "hlculid_uuid.sql"
+
+
+def companion(c, pg, cfg, report, quick):
+    """What reading ids costs on a server without the extension: sql/hlculid_uuid.sql's
+    functions on a uuid column (a database of the same server where the companion is installed)
+    against the extension's on the same ids, in an hlculid column and in a uuid column (through
+    the implicit cast). ns per row, net of count(*) over the same table."""
+    import psycopg
+
+    n, runs = cfg["companion_rows"], cfg["companion_runs"]
+    files = c.dir / "companion"
+    files.mkdir(exist_ok=True)
+    os.chmod(files, 0o777)
+    other = psycopg.connect(host=str(c.dir), port=c.port, user="postgres", dbname="postgres", autocommit=True)
+    other.execute("DROP DATABASE IF EXISTS bench_companion")
+    other.execute("CREATE DATABASE bench_companion")
+    other.close()
+    work = {"count(*) baseline": "count(*)", "hlculid_ts(id)": "count(hlculid_ts(id))",
+            "hlculid_decode(id)": "count(hlculid_decode(id))"}
+    places = {"extension, hlculid column": ("ext", "cmp_h"), "extension, uuid column": ("ext", "cmp_u"),
+              "companion, uuid column": ("comp", "cmp_u")}
+    times = {(w, p): [] for w in work for p in places}
+    with c.connect() as ext, psycopg.connect(host=str(c.dir), port=c.port, user="postgres",
+                                             dbname="bench_companion", autocommit=True) as comp:
+        conns = {"ext": ext, "comp": comp}
+        for conn in conns.values():
+            conn.execute("SET max_parallel_workers_per_gather = 0")
+            conn.execute("SET jit = off")
+        ext.execute("DROP TABLE IF EXISTS cmp_h, cmp_u")
+        ext.execute(f"CREATE TABLE cmp_h AS SELECT id FROM ({spread_ids(n)}) s")
+        ext.execute("CREATE TABLE cmp_u AS SELECT id::uuid AS id FROM cmp_h")
+        ext.execute(f"COPY cmp_u TO '{files}/ids.txt'")
+        comp.execute("CREATE SCHEMA hlc")
+        comp.execute("SET search_path = hlc")
+        comp.execute(COMPANION_SQL.read_text())
+        comp.execute("SET search_path = public, hlc")
+        comp.execute("CREATE TABLE cmp_u (id uuid)")
+        comp.execute(f"COPY cmp_u FROM '{files}/ids.txt'")
+        for conn in conns.values():
+            conn.execute("VACUUM (FREEZE, ANALYZE) cmp_u")
+        ext.execute("VACUUM (FREEZE, ANALYZE) cmp_h")
+        # the same answers (the first 10,000 ids), then warm runs taking turns
+        check = ("SELECT md5(string_agg(hlculid_ts(id)::text || hlculid_decode(id)::text, ',' ORDER BY id)) "
+                 "FROM (SELECT id FROM {t} ORDER BY id LIMIT 10000) s")
+        assert len({conns[d].execute(check.format(t=t)).fetchone() for d, t in places.values()}) == 1
+        for (d, t) in places.values():
+            timed(conns[d], f"SELECT count(hlculid_ts(id)) FROM {t}")
+        for _ in range(runs):
+            for w, expr in work.items():
+                for p, (d, t) in places.items():
+                    times[(w, p)].append(timed(conns[d], f"SELECT {expr} FROM {t}"))
+        ext.execute("DROP TABLE cmp_h, cmp_u")
+    other = psycopg.connect(host=str(c.dir), port=c.port, user="postgres", dbname="postgres", autocommit=True)
+    other.execute("DROP DATABASE bench_companion")
+    other.close()
+    import shutil
+    shutil.rmtree(files, ignore_errors=True)
+    med = {k: mmm(v) for k, v in times.items()}
+    net = {(w, p): (med[(w, p)][0] - med[("count(*) baseline", p)][0]) / n * 1e9
+           for w in work if w != "count(*) baseline" for p in places}
+    report.add(f"\n### 7. Reading ids without the extension, PostgreSQL {pg}: sql/hlculid_uuid.sql on a uuid "
+               f"column against the extension's functions, {n:,} ids, `SELECT count(f(id))`, no parallelism, "
+               f"{runs} interleaved run{'s' if runs > 1 else ''}; ns/row net of count(*) (median ms)\n")
+    def ratio(w):  # a few thousand rows (--quick) can leave the native cost below the noise
+        native = net[(w, "extension, hlculid column")]
+        return f"{net[(w, 'companion, uuid column')] / native:.1f}x" if native > 0 else "-"
+
+    report.table(["function"] + list(places) + ["companion vs extension (hlculid column)"],
+                 [[w] + [f"{net[(w, p)]:,.0f} ({med[(w, p)][0]*1e3:.0f} ms)" for p in places] + [ratio(w)]
+                  for w in work if w != "count(*) baseline"])
+    report.data.setdefault("companion", {})[pg] = net
+
+
 def charts(report, out):
     import matplotlib
     matplotlib.use("Agg")
@@ -666,7 +744,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--pg", nargs="+", default=["15", "18"])
-    ap.add_argument("--only", nargs="+", default=["generation", "inserts", "sorting", "ranges", "windows", "textio"])
+    ap.add_argument("--only", nargs="+", default=["generation", "inserts", "sorting", "ranges", "windows", "textio",
+                                                  "companion"])
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     cfg = QUICK if args.quick else FULL

@@ -31,9 +31,9 @@ def psql(c, db, user, *args, stdin=None):
                        *args, input=stdin, check=False)
 
 
-def install(c, db, user):
+def install(c, db, user, *more):
     """The README's command, the file given on standard input (the checkout may be private)."""
-    return psql(c, db, user, "-v", "ON_ERROR_STOP=1", "--single-transaction", "-c",
+    return psql(c, db, user, *more, "-v", "ON_ERROR_STOP=1", "--single-transaction", "-c",
                 "CREATE SCHEMA IF NOT EXISTS hlc", "-c", "SET search_path = hlc", "-f", "-",
                 stdin=COMPANION.read_text())
 
@@ -230,9 +230,9 @@ def test_a_one_hour_window_is_an_index_range_scan_on_the_uuid_key(ids):
 
 
 def test_refused_where_the_extension_is(server):
-    r = install(server, "ext", "postgres")
+    r = install(server, "ext", "postgres", "-v", "VERBOSITY=verbose")
     assert r.returncode == 3, (r.returncode, r.stderr)
-    assert "ERROR:  the hlculid extension is installed in this database" in r.stderr, r.stderr
+    assert "ERROR:  42710: the hlculid extension is installed in this database" in r.stderr, r.stderr
     assert "HINT:  Query with the extension's functions" in r.stderr, r.stderr
     with connect(server, "ext") as e:
         # one transaction: not even the schema stays
