@@ -6,10 +6,10 @@
 use crate::datum::Hlculid;
 use crate::errors::{Condition, UserError};
 use crate::extract::ms_to_ts;
-use hlculid_core::time::{pg_us_to_unix_ms, TimeError};
 use crate::{server_clock, settings};
 use hlculid_core::bigint::{self, BigId, BigIdError};
 use hlculid_core::clock::nth_value;
+use hlculid_core::time::{pg_us_to_unix_ms, TimeError};
 use hlculid_core::Field;
 use pgrx::prelude::*;
 
