@@ -9,6 +9,8 @@ import psycopg
 
 PUBLISHER = 42  # the server's own, for live ids
 BACKFILL = 65000  # the backfill's
+# ids unique without their random bits: every (time, counter, publisher) once
+FIELDS_DISTINCT = "SELECT count(DISTINCT (hlculid_ts(id), hlculid_counter(id), hlculid_publisher(id))) FROM orders"
 
 
 def setup(c, rows, batch_rows="1"):
@@ -90,6 +92,7 @@ def test_a_million_rows_converted_while_another_session_inserts(make_cluster):
     # every row has an id, all distinct
     total, with_id, distinct = c.sql("SELECT count(*), count(id), count(DISTINCT id) FROM orders")[0]
     assert total == with_id == distinct
+    assert c.one(FIELDS_DISTINCT) == total
     # the backfilled rows: the backfill's publisher, their own millisecond, and ORDER BY id is
     # ORDER BY created_at, old_id
     n, right_ms = c.sql(f"""SELECT count(*), count(*) FILTER (WHERE hlculid_ts(id) = date_trunc('milliseconds', created_at))
@@ -137,6 +140,7 @@ def test_rows_changed_during_a_pass_are_filled_by_the_next(make_cluster):
                   count(*) FILTER (WHERE hlculid_ts(id) = date_trunc('milliseconds', created_at))
            FROM orders""")[0]
     assert total == with_id == distinct == right_ms == 30_000
+    assert c.one(FIELDS_DISTINCT) == 30_000
 
 
 def test_two_runs_at_once_never_give_one_id_twice(make_cluster):
@@ -161,5 +165,6 @@ def test_two_runs_at_once_never_give_one_id_twice(make_cluster):
     filled = sorted(int(m.split()[2]) for m in notices if m.startswith("hlculid_backfill filled"))
     assert sum(filled) == 40_000 and filled[0] < 40_000, notices  # both did part of it
     total, with_id, distinct = c.sql("SELECT count(*), count(id), count(DISTINCT id) FROM orders")[0]
-    assert total == with_id == distinct == 40_000
+    assert total == with_id == distinct
+    assert c.one(FIELDS_DISTINCT) == total == 40_000
     assert c.one(f"SELECT bool_and(hlculid_publisher(id) = {BACKFILL}) FROM orders")

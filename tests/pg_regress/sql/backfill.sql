@@ -13,9 +13,9 @@ CREATE UNIQUE INDEX orders_id_key ON orders (id);
 UPDATE orders SET id = hlculid_generate() WHERE old_id IN (5, 6);
 CREATE TEMP TABLE live AS SELECT old_id, id FROM orders WHERE id IS NOT NULL;
 CALL hlculid_backfill('orders', 'id', 'created_at', 65000, 7);
--- every row has an id, distinct; the live ones kept theirs; backfilled ones carry publisher
+-- every row has an id, distinct even without the random bits; the live ones kept theirs; backfilled ones carry publisher
 -- 65000 and their row's time (to the millisecond), in the order of (time, primary key)
-SELECT count(*) AS n, count(id) AS with_id, count(DISTINCT id) AS distinct_ids FROM orders;
+SELECT count(*) AS n, count(id) AS with_id, count(DISTINCT id) AS distinct_ids, count(DISTINCT (hlculid_ts(id), hlculid_counter(id), hlculid_publisher(id))) AS distinct_fields FROM orders;
 SELECT count(*) AS live_kept FROM orders o JOIN live l USING (old_id) WHERE o.id = l.id;
 SELECT hlculid_publisher(id) AS publisher, count(*) FROM orders GROUP BY 1 ORDER BY 1;
 SELECT bool_and(hlculid_ts(id) = date_trunc('milliseconds', created_at)) AS time_of_row
@@ -34,7 +34,7 @@ INSERT INTO orders (created_at, note, id)
 SELECT timestamptz '2024-05-01 12:00:00+00' + (i % 11) * interval '1.5 ms', 'late ' || i, NULL
 FROM generate_series(1, 20) i;
 CALL hlculid_backfill('orders', 'id', 'created_at', 65000, 6);
-SELECT count(*) AS n, count(id) AS with_id, count(DISTINCT id) AS distinct_ids FROM orders;
+SELECT count(*) AS n, count(id) AS with_id, count(DISTINCT id) AS distinct_ids, count(DISTINCT (hlculid_ts(id), hlculid_counter(id), hlculid_publisher(id))) AS distinct_fields FROM orders;
 SELECT count(*) AS changed FROM orders o JOIN before b USING (old_id) WHERE o.id <> b.id;
 SELECT bool_and(hlculid_ts(id) = date_trunc('milliseconds', created_at)) AS time_of_row,
        array_agg(old_id ORDER BY id) = array_agg(old_id ORDER BY created_at, old_id) AS late_rows_in_time_order
@@ -57,18 +57,18 @@ INSERT INTO burst VALUES (70001, '2024-05-01 00:00:00.008+00', NULL);
 CALL hlculid_backfill('burst', 'id', 'at', 65002, 50000);
 SELECT hlculid_ts(id) AS ms, count(*), min(hlculid_counter(id)) AS first_counter, max(hlculid_counter(id)) AS last_counter
 FROM burst GROUP BY 1 ORDER BY 1;
-SELECT count(DISTINCT id) AS distinct_ids, array_agg(k ORDER BY id) = array_agg(k ORDER BY at, k) AS in_order FROM burst;
+SELECT count(DISTINCT id) AS distinct_ids, count(DISTINCT (hlculid_ts(id), hlculid_counter(id), hlculid_publisher(id))) AS distinct_fields, array_agg(k ORDER BY id) = array_agg(k ORDER BY at, k) AS in_order FROM burst;
 SELECT hlculid_counter(id) AS counter_of_the_row_at_008 FROM burst WHERE k = 70001;
 INSERT INTO burst VALUES (70002, '2024-05-01 00:00:00.007+00', NULL), (70003, '2024-05-01 00:00:00.008+00', NULL);
 CALL hlculid_backfill('burst', 'id', 'at', 65002);
 SELECT k, hlculid_ts(id), hlculid_counter(id) FROM burst WHERE k > 70000 ORDER BY id;
-SELECT count(DISTINCT id) AS distinct_ids FROM burst;
+SELECT count(DISTINCT id) AS distinct_ids, count(DISTINCT (hlculid_ts(id), hlculid_counter(id), hlculid_publisher(id))) AS distinct_fields FROM burst;
 -- the same without an index on the column (each batch reads its span of the table)
 DROP INDEX burst_id_idx;
 UPDATE burst SET id = NULL WHERE k > 70000;
 CALL hlculid_backfill('burst', 'id', 'at', 65002);
 SELECT k, hlculid_ts(id), hlculid_counter(id) FROM burst WHERE k > 70000 ORDER BY id;
-SELECT count(DISTINCT id) AS distinct_ids FROM burst;
+SELECT count(DISTINCT id) AS distinct_ids, count(DISTINCT (hlculid_ts(id), hlculid_counter(id), hlculid_publisher(id))) AS distinct_fields FROM burst;
 DROP TABLE burst;
 
 -- no primary key: ties in time are ordered by the row's place (ctid); a partitioned table, whose
@@ -83,7 +83,7 @@ SET timezone = 'America/New_York';
 CALL hlculid_backfill('nokey', 'id', 'at', 65003, 2);
 SET timezone = 'UTC';
 SELECT tag, at, hlculid_ts(id), hlculid_counter(id) FROM nokey ORDER BY id;
-SELECT count(DISTINCT id) AS distinct_ids FROM nokey;
+SELECT count(DISTINCT id) AS distinct_ids, count(DISTINCT (hlculid_ts(id), hlculid_counter(id), hlculid_publisher(id))) AS distinct_fields FROM nokey;
 DROP TABLE nokey;
 
 -- the extension's schema need not be on the search_path
