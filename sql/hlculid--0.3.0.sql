@@ -12,6 +12,14 @@ CREATE TYPE hlculid; -- shell, completed below once its I/O functions exist
 /* </end connected objects> */
 
 /* <begin connected objects> */
+
+CREATE  FUNCTION "hlculid_generate_bigint"() RETURNS bigint /* i64 */
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 -- requires:
 --   hlculid_shell
 
@@ -125,19 +133,16 @@ AS 'MODULE_PATHNAME', 'hlculid_clock_bound_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_bigint"() RETURNS bigint /* i64 */
-STRICT VOLATILE PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_generate_bigint_n"(
 	"n" INT /* i32 */
 ) RETURNS bigint[] /* Vec < i64 > */
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_n_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -171,36 +176,6 @@ CREATE TYPE hlculid (
     STORAGE = plain
 );
 COMMENT ON TYPE hlculid IS '128-bit time-ordered id: 48-bit Unix ms, 16-bit hybrid logical clock counter, 16-bit publisher, 48 random bits';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_generate() RETURNS hlculid
-    STRICT VOLATILE PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_from_uuid_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_to_ulid_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -477,6 +452,26 @@ BEGIN
     END IF;
 END
 $fn$;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_to_ulid_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_generate() RETURNS hlculid
+    STRICT VOLATILE PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -825,38 +820,19 @@ COMMENT ON FUNCTION hlculid_partition_bounds(regclass) IS 'the partitions of a t
 --   hlculid_type
 
 
-CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
-    STRICT VOLATILE PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid /* Option < Hlculid > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid, /* Option < Hlculid > */
-	"allow_future" bool /* Option < bool > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
+CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_from_uuid_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
 -- requires:
---   hlculid_clock_recover
---   hlculid_clock_recover_allowing
+--   hlculid_type
 
 
-REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
-REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
+CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
+    STRICT VOLATILE PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -867,95 +843,7 @@ AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_ge"(
-	"a" hlculid, /* Hlculid */
-	"b" hlculid /* Hlculid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_ge_wrapper';
-
-CREATE OPERATOR >= (
-	PROCEDURE="hlculid_ge",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=hlculid, /* Hlculid */
-	COMMUTATOR = <=,
-	NEGATOR = <,
-	RESTRICT = scalargesel,
-	JOIN = scalargejoinsel
-);
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_uuidv7"(
-	"u" uuid /* pgrx :: Uuid */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash_extended"(
-	"v" hlculid, /* Hlculid */
-	"seed" bigint /* i64 */
-) RETURNS bigint /* i64 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash"(
-	"v" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 -- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_cmp"(
-	"a" hlculid, /* Hlculid */
-	"b" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_cmp_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bytea"(
-	"b" bytea /* & [u8] */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bigint"(
-	"id" bigint /* i64 */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_parts"(
-	"ts" timestamp with time zone, /* TimestampWithTimeZone */
-	"counter" INT, /* i32 */
-	"publisher" INT, /* i32 */
-	"random" bigint /* i64 */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -979,12 +867,77 @@ CREATE OPERATOR > (
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_at"(
-	"ts" timestamp with time zone /* TimestampWithTimeZone */
-) RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid, /* Option < Hlculid > */
+	"allow_future" bool /* Option < bool > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE 
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_ge"(
+	"a" hlculid, /* Hlculid */
+	"b" hlculid /* Hlculid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_ge_wrapper';
+
+CREATE OPERATOR >= (
+	PROCEDURE="hlculid_ge",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=hlculid, /* Hlculid */
+	COMMUTATOR = <=,
+	NEGATOR = <,
+	RESTRICT = scalargesel,
+	JOIN = scalargejoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid /* Option < Hlculid > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_clock_recover
+--   hlculid_clock_recover_allowing
+
+
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_hash"(
+	"v" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_parts"(
+	"ts" timestamp with time zone, /* TimestampWithTimeZone */
+	"counter" INT, /* i32 */
+	"publisher" INT, /* i32 */
+	"random" bigint /* i64 */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -994,10 +947,6 @@ CREATE  FUNCTION "hlculid_counter"(
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1020,6 +969,62 @@ CREATE OPERATOR = (
 	HASHES,
 	MERGES
 );
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_bigint"(
+	"id" bigint /* i64 */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_generate_at"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_bytea"(
+	"b" bytea /* & [u8] */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_uuidv7"(
+	"u" uuid /* pgrx :: Uuid */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_cmp"(
+	"a" hlculid, /* Hlculid */
+	"b" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_cmp_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_hash_extended"(
+	"v" hlculid, /* Hlculid */
+	"seed" bigint /* i64 */
+) RETURNS bigint /* i64 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */

@@ -113,6 +113,15 @@ pub fn settle(first: Result<Tick, ClockError>, now: u64) -> Tick {
     t
 }
 
+/// Finishes what the bigint generation fast path started (one value of a narrow counter).
+pub fn settle_batch(first: Result<Tick, ClockError>, now: u64, counter_values: u64) -> Tick {
+    let t = durable()
+        .settle_batch(first, now, 1, counter_values, now_ms, pace)
+        .unwrap_or_else(|r| raise(r, None));
+    warn_backward_step(t);
+    t
+}
+
 /// The HLC receive rule for `remote`.
 pub fn observe(remote: Id) {
     durable()

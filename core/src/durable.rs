@@ -108,7 +108,8 @@ impl<'a, S: MarkStore> DurableClock<'a, S> {
         self.settle_batch(first, now_ms, n, FULL_COUNTER, now, pace)
     }
 
-    fn settle_batch(
+    /// [`settle`](Self::settle) for a batch of narrow ids (see [`take_batch`](Self::take_batch)).
+    pub fn settle_batch(
         &self,
         first: Result<Tick, ClockError>,
         now_ms: u64,

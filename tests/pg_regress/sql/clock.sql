@@ -18,6 +18,6 @@ SELECT logical_time < now() + interval '10 seconds' AS unchanged FROM hlculid_cl
 SELECT hlculid_clock_recover(hlculid_generate()) > now() AS recovered;
 SELECT hlculid_clock_recover(hlculid_generate(), allow_future => true) > now() AS recovered_allowing;
 SELECT p.oid::regprocedure, has_function_privilege('public', p.oid, 'EXECUTE') AS public_may_execute
-FROM pg_proc p WHERE proname = 'hlculid_clock_recover' ORDER BY 1;
+FROM pg_proc p WHERE proname = 'hlculid_clock_recover' ORDER BY 1::text;
 -- hlculid_generate_at keeps this backend's state: not run in parallel workers
 SELECT proname, proparallel FROM pg_proc WHERE proname IN ('hlculid_generate_at', 'hlculid_clock_bound') ORDER BY 1;
