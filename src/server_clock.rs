@@ -9,7 +9,7 @@
 use crate::errors::{Condition, UserError};
 use crate::settings;
 use crate::shmem::{self, MarkDamage, PERSIST_LOCK};
-use hlculid_core::clock::{ClockError, Tick};
+use hlculid_core::clock::{ClockError, Tick, FULL_COUNTER};
 use hlculid_core::durable::{DurableClock, MarkStore, Refusal};
 use hlculid_core::{persist, Id};
 use pgrx::prelude::*;
@@ -88,36 +88,27 @@ fn pace(wait_ms: u64) {
 /// `n` values from the server's clock (the first is returned), waiting at the bound; raises
 /// what the clock refuses.
 pub fn take(n: u64) -> Tick {
-    let t = durable()
-        .take(n, now_ms, pace)
-        .unwrap_or_else(|r| raise(r, None));
-    warn_backward_step(t);
-    t
+    take_batch(n, FULL_COUNTER)
 }
 
 /// `n` values for ids whose counter holds `counter_values` values a millisecond (bigint ids).
 pub fn take_batch(n: u64, counter_values: u64) -> Tick {
-    let t = durable()
-        .take_batch(n, counter_values, now_ms, pace)
-        .unwrap_or_else(|r| raise(r, None));
-    warn_backward_step(t);
-    t
+    finish(durable().take_batch(n, counter_values, now_ms, pace))
 }
 
 /// Finishes what the generation fast path started.
 pub fn settle(first: Result<Tick, ClockError>, now: u64) -> Tick {
-    let t = durable()
-        .settle(first, now, 1, now_ms, pace)
-        .unwrap_or_else(|r| raise(r, None));
-    warn_backward_step(t);
-    t
+    settle_batch(first, now, FULL_COUNTER)
 }
 
 /// Finishes what the bigint generation fast path started (one value of a narrow counter).
 pub fn settle_batch(first: Result<Tick, ClockError>, now: u64, counter_values: u64) -> Tick {
-    let t = durable()
-        .settle_batch(first, now, 1, counter_values, now_ms, pace)
-        .unwrap_or_else(|r| raise(r, None));
+    finish(durable().settle_batch(first, now, 1, counter_values, now_ms, pace))
+}
+
+/// The tick, with a backward step of the wall clock warned about, or the error it was refused with.
+fn finish(r: Result<Tick, Refusal<MarkError>>) -> Tick {
+    let t = r.unwrap_or_else(|r| raise(r, None));
     warn_backward_step(t);
     t
 }

@@ -75,21 +75,15 @@ pub unsafe extern "C-unwind" fn hlculid_in_range_sel(
 ) -> pg_sys::Datum {
     // SAFETY: the planner passes (PlannerInfo *, operator, List *args, varRelid).
     let sel = unsafe {
-        let root = pg_getarg_ptr::<pg_sys::PlannerInfo>(fcinfo, 0);
-        let args = pg_getarg_ptr::<pg_sys::List>(fcinfo, 2);
+        let root =
+            pgrx::fcinfo::pg_getarg_datum_raw(fcinfo, 0).cast_mut_ptr::<pg_sys::PlannerInfo>();
+        let args = pgrx::fcinfo::pg_getarg_datum_raw(fcinfo, 2).cast_mut_ptr::<pg_sys::List>();
         let var_relid = pgrx::fcinfo::pg_getarg::<i32>(fcinfo, 3).unwrap_or(0);
         restriction_selectivity(root, args, var_relid)
     };
     sel.clamp(0.0, 1.0)
         .into_datum()
         .unwrap_or(pg_sys::Datum::from(0))
-}
-
-/// # Safety
-/// `fcinfo`'s argument `n` is a pointer argument.
-unsafe fn pg_getarg_ptr<T>(fcinfo: pg_sys::FunctionCallInfo, n: usize) -> *mut T {
-    // SAFETY: the caller guarantees the argument exists and is a pointer.
-    unsafe { (*(*fcinfo).args.as_ptr().add(n)).value.cast_mut_ptr::<T>() }
 }
 
 /// # Safety
@@ -224,7 +218,7 @@ pub unsafe extern "C-unwind" fn hlculid_in_range_support(
     // SAFETY: the argument is a Node (a SupportRequest*); only an index-condition request is
     // answered, through the planner's own helpers, with nodes made in the planner's context.
     unsafe {
-        let req = pg_getarg_ptr::<pg_sys::Node>(fcinfo, 0);
+        let req = pgrx::fcinfo::pg_getarg_datum_raw(fcinfo, 0).cast_mut_ptr::<pg_sys::Node>();
         if !pgrx::is_a(req, pg_sys::NodeTag::T_SupportRequestIndexCondition) {
             return pg_sys::Datum::from(0);
         }

@@ -9,21 +9,12 @@ use hlculid_core::{BigId, Generator, Id};
 use std::time::{SystemTime, UNIX_EPOCH};
 use tokio_postgres::binary_copy::{BinaryCopyInWriter, BinaryCopyOutStream};
 use tokio_postgres::types::Type;
-use tokio_postgres::{Client, NoTls};
+mod common;
+
+use common::connect;
+use tokio_postgres::Client;
 
 const N: usize = 10_000;
-
-async fn connect() -> Client {
-    let dsn = std::env::var("HLCULID_TEST_DSN")
-        .expect("HLCULID_TEST_DSN: these tests need a server with hlculid (scripts/clients.sh)");
-    let (client, connection) = tokio_postgres::connect(&dsn, NoTls).await.unwrap();
-    tokio::spawn(connection);
-    client
-        .batch_execute("CREATE EXTENSION IF NOT EXISTS hlculid")
-        .await
-        .unwrap();
-    client
-}
 
 async fn hlculid_type(client: &Client) -> Type {
     client.prepare("SELECT $1::hlculid").await.unwrap().params()[0].clone()

@@ -5,21 +5,11 @@
 //! crate reads the form as version 7, and both sides refuse the same other uuids.
 
 use hlculid_core::{Generator, Id};
-use tokio_postgres::{Client, NoTls};
+mod common;
+
+use common::connect;
 
 const N: usize = 10_000;
-
-async fn connect() -> Client {
-    let dsn = std::env::var("HLCULID_TEST_DSN")
-        .expect("HLCULID_TEST_DSN: these tests need a server with hlculid (scripts/clients.sh)");
-    let (client, connection) = tokio_postgres::connect(&dsn, NoTls).await.unwrap();
-    tokio::spawn(connection);
-    client
-        .batch_execute("CREATE EXTENSION IF NOT EXISTS hlculid")
-        .await
-        .unwrap();
-    client
-}
 
 fn v7_of(id: Id) -> uuid::Uuid {
     uuid::Uuid::from_bytes(id.to_uuidv7_bytes())
