@@ -95,20 +95,9 @@ impl<'a, S: MarkStore> DurableClock<'a, S> {
         self.settle_batch(first, now_ms, n, counter_values, now, pace)
     }
 
-    /// Finishes a take whose first step (`first`, made with the wall clock at `now_ms`) the
-    /// caller made itself, as the server's fast path does.
-    pub fn settle(
-        &self,
-        first: Result<Tick, ClockError>,
-        now_ms: u64,
-        n: u64,
-        now: impl Fn() -> u64,
-        pace: impl FnMut(u64),
-    ) -> Result<Tick, Refusal<S::Error>> {
-        self.settle_batch(first, now_ms, n, FULL_COUNTER, now, pace)
-    }
-
-    /// [`settle`](Self::settle) for a batch of narrow ids (see [`take_batch`](Self::take_batch)).
+    /// Finishes a take whose first step (`first`, made with the wall clock at `now_ms`, for `n`
+    /// values of a counter of `counter_values` values a millisecond) the caller made itself, as
+    /// the server's fast paths do.
     pub fn settle_batch(
         &self,
         first: Result<Tick, ClockError>,
