@@ -11,6 +11,8 @@ pkgs=(
   patchelf                                                        # fixes the library path of the PyPI PostgreSQL builds
   python3 python3-venv python3-pip                                # PostgreSQL 16-18 wheels, tests
   nodejs                                                          # the Node.js client recipe
+  libpq-dev                                                       # diesel's PostgreSQL backend links libpq (crate feature diesel)
+  openjdk-17-jdk-headless libpostgresql-jdbc-java                 # the JDBC recipe: javac and pgjdbc, no build tool
   ca-certificates curl git make
 )
 
