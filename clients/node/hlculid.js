@@ -139,21 +139,66 @@ function hlculidToBigint(id) {
   }
 }
 
-// The server's rule, L = max(L + 1, now_ms << 16), in this process (in memory only).
+// The server's rule, L = max(L + 1, now_ms << 16), in this process (in memory only): ids
+// increase strictly even when the wall clock steps back, and a counter past 0xFFFF carries into
+// the next millisecond (logical time runs ahead; nothing wraps). L is held as two Numbers (ms and
+// counter), so the hot path makes no BigInt; the random bits come from a pooled buffer refilled
+// with crypto.randomFillSync in blocks, and the text is built from a byte -> hex table, as
+// crypto.randomUUID() does. `options.now`, a function returning Unix ms, replaces Date.now (for
+// tests of clock steps).
+const HEX_BYTE = Array.from({ length: 256 }, (_, i) => i.toString(16).toUpperCase().padStart(2, '0'));
+const MAX_MS = 0xffffffffffff; // 10889-08-02 05:31:50.655 UTC, the last millisecond an id holds
+const POOL_IDS = 1024; // random draws per refill (6 bytes each)
 class Generator {
-  constructor(publisher) {
-    if (!(publisher >= 0 && publisher <= 0xffff)) throw new Error('publisher must be 0..65535');
+  constructor(publisher, options = {}) {
+    if (!(Number.isInteger(publisher) && publisher >= 0 && publisher <= 0xffff)) {
+      throw new Error('publisher must be 0..65535');
+    }
     this.publisher = publisher;
-    this.logical = 0n;
+    this._now = options.now || Date.now;
+    this._ms = 0; // L >> 16, with L = 0 before the first id
+    this._counter = 0; // L & 0xFFFF
+    this._prefix = ''; // "MMMMMMMMMMMM-" of this._ms, remade when the millisecond changes
+    this._setMs(0);
+    this._publisherText = `-${HEX_BYTE[publisher >> 8]}${HEX_BYTE[publisher & 0xff]}-`;
+    this._pool = Buffer.alloc(6 * POOL_IDS);
+    this._at = this._pool.length; // empty: filled on first use
   }
+  // One step of the clock: sets this._ms/_counter to the next L.
+  _tick() {
+    const now = this._now();
+    if (now > this._ms) {
+      this._setMs(now);
+      this._counter = 0;
+    } else if (this._counter < 0xffff) {
+      this._counter++;
+    } else {
+      this._setMs(this._ms + 1);
+      this._counter = 0;
+    }
+  }
+  _setMs(ms) {
+    if (!(ms <= MAX_MS)) throw new RangeError(`the clock (${ms} ms) is past 10889-08-02 05:31:50.655 UTC, the last millisecond an hlculid can hold`);
+    this._ms = ms;
+    const hi = Math.floor(ms / 0x1000000);
+    const lo = ms % 0x1000000;
+    this._prefix = `${HEX_BYTE[hi >> 16]}${HEX_BYTE[(hi >> 8) & 0xff]}${HEX_BYTE[hi & 0xff]}` +
+      `${HEX_BYTE[lo >> 16]}${HEX_BYTE[(lo >> 8) & 0xff]}${HEX_BYTE[lo & 0xff]}-`;
+  }
+  // The next id, as its canonical string.
   generate() {
-    const wall = BigInt(Date.now()) << 16n;
-    this.logical = this.logical + 1n > wall ? this.logical + 1n : wall;
-    const buf = Buffer.alloc(16);
-    buf.writeBigUInt64BE(this.logical, 0);
-    buf.writeUInt16BE(this.publisher, 8);
-    crypto.randomFillSync(buf, 10, 6);
-    return format(buf);
+    this._tick();
+    let at = this._at;
+    const pool = this._pool;
+    if (at === pool.length) {
+      crypto.randomFillSync(pool);
+      at = 0;
+    }
+    this._at = at + 6;
+    const c = this._counter;
+    return this._prefix + HEX_BYTE[c >> 8] + HEX_BYTE[c & 0xff] + this._publisherText +
+      HEX_BYTE[pool[at]] + HEX_BYTE[pool[at + 1]] + HEX_BYTE[pool[at + 2]] +
+      HEX_BYTE[pool[at + 3]] + HEX_BYTE[pool[at + 4]] + HEX_BYTE[pool[at + 5]];
   }
   // A bigint id (decimal string) from the same clock, so the two widths are ordered against each
   // other (through bigintToHlculid): a clock value whose counter does not fit 11 bits moves to
@@ -162,18 +207,27 @@ class Generator {
     if (this.publisher > BIGINT_MAX_PUBLISHER) {
       throw new RangeError(`publisher ${this.publisher} does not fit a bigint id: a bigint id holds a publisher of 0 to ${BIGINT_MAX_PUBLISHER}; make bigint ids with a Generator whose publisher is in that range`);
     }
-    const wall = BigInt(Date.now()) << 16n;
-    let next = this.logical + 1n > wall ? this.logical + 1n : wall;
-    if ((next & 0xffffn) >= BIGINT_COUNTER_VALUES) next = ((next >> 16n) + 1n) << 16n;
-    if ((next >> 16n) > BIGINT_MAX_MS) {
+    const { _ms: ms, _counter: counter, _prefix: prefix } = this;
+    this._tick();
+    if (this._counter >= Number(BIGINT_COUNTER_VALUES)) {
+      this._setMs(this._ms + 1);
+      this._counter = 0;
+    }
+    if (this._ms > Number(BIGINT_MAX_MS)) {
+      [this._ms, this._counter, this._prefix] = [ms, counter, prefix]; // the clock stays where it was
       throw new RangeError('the clock is past 2109-05-15 07:35:11.103 UTC, the last millisecond a bigint id can hold; use 128-bit ids');
     }
-    this.logical = next;
-    return bigintFromFields(next >> 16n, next & 0xffffn, this.publisher);
+    return bigintFromFields(this._ms, this._counter, this.publisher);
   }
+  // The receive rule: later ids sort after id (any text form).
   observe(id) {
-    const remote = Buffer.from(canonical(id).replace(/-/g, ''), 'hex').readBigUInt64BE(0);
-    if (remote > this.logical) this.logical = remote;
+    const buf = Buffer.from(canonical(id).replace(/-/g, ''), 'hex');
+    const ms = buf.readUIntBE(0, 6);
+    const counter = buf.readUInt16BE(6);
+    if (ms > this._ms || (ms === this._ms && counter > this._counter)) {
+      if (ms !== this._ms) this._setMs(ms);
+      this._counter = counter;
+    }
   }
 }
 

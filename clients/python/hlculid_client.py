@@ -14,7 +14,7 @@ and refuses to be encoded as a number by accident.
 """
 
 import functools
-import secrets
+import os
 import threading
 import time
 import uuid
@@ -263,25 +263,58 @@ def json_default(obj):
     raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
 
 
+# Random bits for Generator.generate(), drawn from the OS in blocks (one os.urandom per 1,024
+# ids, 64 bits each, the top 48 used): os.urandom per id costs more than the rest of an id.
+# Shared by every Generator: list.pop() hands each value to one caller even across threads. A
+# forked child empties it, so parent and child never use the same bits.
+_random_pool = []
+_random_pop = _random_pool.pop
+
+
+def _refill_random():
+    _random_pool.extend(memoryview(os.urandom(8 * 1024)).cast("Q"))
+    return _random_pop()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_random_pool.clear)
+
+_new_object = object.__new__
+_set_slot = object.__setattr__  # uuid.UUID is immutable through its own __setattr__
+_UNKNOWN = uuid.SafeUUID.unknown
+
+
 class Generator:
     """Ids made in this process with the server's clock rule: L = max(L + 1, now_ms << 16), one
-    step per id under a lock, so ids increase even when the system clock steps back. In memory
-    only: for ids that keep increasing across restarts, use the Rust crate's persisted
-    generator, or let the server make them."""
+    step per id under a lock, so ids increase even when the system clock steps back, and a
+    counter past 0xFFFF carries into the next millisecond. In memory only: for ids that keep
+    increasing across restarts, use the Rust crate's persisted generator, or let the server make
+    them."""
 
     def __init__(self, publisher):
         if not 0 <= publisher <= 0xFFFF:
             raise ValueError("publisher must be between 0 and 65535")
         self.publisher = publisher
+        self._publisher_bits = publisher << 48
         self._logical = 0
         self._lock = threading.Lock()
 
     def generate(self):
-        now = time.time_ns() // 1_000_000
+        wall = time.time_ns() // 1_000_000 << 16
         with self._lock:
-            self._logical = max(self._logical + 1, now << 16)
-            logical = self._logical
-        return Hlculid(int=(logical << 64) | (self.publisher << 48) | secrets.randbits(48))
+            logical = self._logical + 1
+            if logical < wall:
+                logical = wall
+            self._logical = logical
+        try:
+            r = _random_pop()
+        except IndexError:
+            r = _refill_random()
+        # An Hlculid made as uuid.UUID.__init__ makes one, without re-checking a value built here.
+        id_ = _new_object(Hlculid)
+        _set_slot(id_, "int", (logical << 64) | self._publisher_bits | (r >> 16))
+        _set_slot(id_, "is_safe", _UNKNOWN)
+        return id_
 
     def generate_bigint(self):
         """A bigint id from the same clock as generate(), so the two widths are ordered against
