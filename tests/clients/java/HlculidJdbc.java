@@ -152,7 +152,8 @@ public final class HlculidJdbc {
 
         // 1. setString batch: pgjdbc sends varchar, which the assignment cast reads as an hlculid
         c.setAutoCommit(false);
-        try (PreparedStatement ps = c.prepareStatement("INSERT INTO jdbc_events (id, n, src) VALUES (?, ?, 'string')")) {
+        try (PreparedStatement ps = c.prepareStatement(
+                "INSERT INTO jdbc_events (id, n, src) VALUES (?, ?, 'string')")) {
             for (int i = 0; i < N; i++) {
                 ps.setString(1, text(viaString.get(i)));
                 ps.setInt(2, i);
@@ -210,9 +211,11 @@ public final class HlculidJdbc {
                         if (!CANONICAL.matcher(s).matches() || !s.equals(text(u)) || rs.getInt(3) != texts.size()
                                 || rs.getInt(4) != (int) (lo >>> 48) || rs.getInt(5) != (int) (hi & 0xFFFF)
                                 || rs.getLong(6) != hi >>> 16 || rs.getLong(7) != (lo & 0xFFFF_FFFF_FFFFL)) {
-                            throw new AssertionError(String.format("%s row %d: text %s, id::uuid %s (as an id %s), n %d, "
-                                    + "server's publisher %d counter %d ms %d random %d", src, texts.size(), s, u, text(u),
-                                    rs.getInt(3), rs.getInt(4), rs.getInt(5), rs.getLong(6), rs.getLong(7)));
+                            throw new AssertionError(String.format(
+                                    "%s row %d: text %s, id::uuid %s (as an id %s), n %d, "
+                                            + "server's publisher %d counter %d ms %d random %d",
+                                    src, texts.size(), s, u, text(u), rs.getInt(3), rs.getInt(4), rs.getInt(5),
+                                    rs.getLong(6), rs.getLong(7)));
                         }
                         texts.add(s);
                         uuids.add(u);
@@ -273,7 +276,8 @@ public final class HlculidJdbc {
         long start = band.get(0).getMostSignificantBits() >>> 16;
         // (Microsecond times, as timestamptz holds them: pgjdbc rounds an Instant's nanoseconds to
         // microseconds, so .999_999_5 would reach the server as the next millisecond.)
-        Instant t1 = Instant.ofEpochMilli(start + 20).plusNanos(345_000), t2 = Instant.ofEpochMilli(start + 49).plusNanos(999_000);
+        Instant t1 = Instant.ofEpochMilli(start + 20).plusNanos(345_000);
+        Instant t2 = Instant.ofEpochMilli(start + 49).plusNanos(999_000);
         List<String> expect = band.subList(2000, 5000).stream().map(HlculidJdbc::text).toList();
 
         // bounds computed in Java, equal to the server's hlculid_min/hlculid_max
@@ -318,7 +322,8 @@ public final class HlculidJdbc {
             checkEq(expect, strings(ps), "window with bounds from hlculid_min/hlculid_max");
         }
         // with stringtype=unspecified the strings are untyped and need no cast
-        try (PreparedStatement ps = untyped.prepareStatement("SELECT id FROM jdbc_events WHERE id BETWEEN ? AND ? ORDER BY id")) {
+        try (PreparedStatement ps = untyped.prepareStatement(
+                "SELECT id FROM jdbc_events WHERE id BETWEEN ? AND ? ORDER BY id")) {
             ps.setString(1, lo);
             ps.setString(2, hi);
             checkEq(expect, strings(ps), "window, stringtype=unspecified");
@@ -375,7 +380,8 @@ public final class HlculidJdbc {
         } while (v4.version() != 4);
         UUID random = v4;
         checkFails("22023", "setObject(UUID.randomUUID()) into an hlculid column", () -> {
-            try (PreparedStatement ps = c.prepareStatement("INSERT INTO jdbc_events (id, n, src) VALUES (?, 0, 'v4')")) {
+            try (PreparedStatement ps = c.prepareStatement(
+                    "INSERT INTO jdbc_events (id, n, src) VALUES (?, 0, 'v4')")) {
                 ps.setObject(1, random);
                 ps.executeUpdate();
             }
@@ -386,7 +392,8 @@ public final class HlculidJdbc {
     static void bigintIds(Connection c) throws SQLException {
         try (Statement st = c.createStatement()) {
             st.execute("DROP TABLE IF EXISTS jdbc_orders");
-            st.execute("CREATE TABLE jdbc_orders (id bigint PRIMARY KEY DEFAULT hlculid_generate_bigint(), n int NOT NULL)");
+            st.execute("CREATE TABLE jdbc_orders (id bigint PRIMARY KEY DEFAULT hlculid_generate_bigint(), "
+                    + "n int NOT NULL)");
         }
         Instant before = Instant.now();
         List<Long> ids = new ArrayList<>(N);
@@ -418,8 +425,9 @@ public final class HlculidJdbc {
                 if (id != ids.get(i) || rs.getInt(2) != i || rs.getInt(3) != (int) (id & 0x3FF)
                         || rs.getInt(3) != SERVER_PUBLISHER || rs.getInt(4) != (int) (id >>> 10 & 0x7FF)
                         || rs.getLong(5) != id >>> 21) {
-                    throw new AssertionError(String.format("bigint row %d: id %d (key %d), n %d, server's publisher %d "
-                            + "counter %d ms %d", i, id, ids.get(i), rs.getInt(2), rs.getInt(3), rs.getInt(4), rs.getLong(5)));
+                    throw new AssertionError(String.format(
+                            "bigint row %d: id %d (key %d), n %d, server's publisher %d counter %d ms %d",
+                            i, id, ids.get(i), rs.getInt(2), rs.getInt(3), rs.getInt(4), rs.getLong(5)));
                 }
                 i++;
             }
@@ -432,7 +440,8 @@ public final class HlculidJdbc {
         }
         long lo = ms(before.minusSeconds(1)) << 21, hi = ms(after.plusSeconds(1)) << 21 | 0x1FFFFF;
         try (PreparedStatement ps = c.prepareStatement(
-                "SELECT hlculid_bigint_min(?), hlculid_bigint_max(?), count(*) FROM jdbc_orders WHERE id BETWEEN ? AND ?")) {
+                "SELECT hlculid_bigint_min(?), hlculid_bigint_max(?), count(*) FROM jdbc_orders "
+                        + "WHERE id BETWEEN ? AND ?")) {
             ps.setObject(1, OffsetDateTime.ofInstant(before.minusSeconds(1), ZoneOffset.UTC));
             ps.setObject(2, OffsetDateTime.ofInstant(after.plusSeconds(1), ZoneOffset.UTC));
             ps.setLong(3, lo);
