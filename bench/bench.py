@@ -2,10 +2,11 @@
 side, on the same server in the same run, and reports medians (min and max over the runs) and
 ratios. Run through scripts/bench.sh, which installs a release build first.
 
-  bench.py [--quick] [--pg 15 18] [--only generation inserts sorting ranges textio companion] [--out DIR]
+  bench.py [--quick] [--pg 15 18] [--only generation inserts sorting ranges textio companion clients] [--out DIR]
 
 A full run over several majors runs every workload on the newest and, on the others, the two
-whose peers differ between majors (generation, text I/O): under 20 minutes on the 2-core VM.
+whose peers differ between majors (generation, text I/O): under 20 minutes on the 2-core VM. The
+client generators (clients) need no server: they run once, after the majors.
 --quick uses small sizes on every major given and checks no thresholds: it proves the suite
 still runs (make test).
 A size can be set from the environment for a look at one workload, e.g.
@@ -31,6 +32,8 @@ QUICK = dict(gen_rows=20_000, gen_runs=2, insert_rows=50_000, pgbench_seconds=1,
              sort_rows=50_000, sort_runs=1, range_rows=200_000, range_runs=2, io_rows=50_000, io_runs=1)
 FULL.update(companion_rows=1_000_000, companion_runs=3)
 QUICK.update(companion_rows=20_000, companion_runs=1)
+FULL.update(client_ms=300, client_runs=7)
+QUICK.update(client_ms=20, client_runs=5)
 # Sizes from the environment, for a quick look at one workload (HLCULID_BENCH_IO_ROWS=2000000).
 for _k in list(FULL):
     if os.environ.get(f"HLCULID_BENCH_{_k.upper()}"):
@@ -654,6 +657,59 @@ def companion(c, pg, cfg, report, quick):
     report.data.setdefault("companion", {})[pg] = net
 
 
+# --- 8. client generators (no server) ---------------------------------------------------------
+
+def clients(_c, _pg, cfg, report, quick):
+    """What a publisher pays per id it makes itself: the Python and Node Generators (clients/)
+    against their language's own uuid generators, each in one process, the contenders taking
+    turns within every run. Python here (this interpreter); Node through bench/client_generators.js."""
+    import json
+    import uuid
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "clients" / "python"))
+    from hlculid_client import Generator
+
+    runs, budget = cfg["client_runs"], cfg["client_ms"]
+    py = {"hlculid Generator.generate()": Generator(12).generate, "uuid.uuid4()": uuid.uuid4}
+    if hasattr(uuid, "uuid7"):  # Python 3.14
+        py["uuid.uuid7()"] = uuid.uuid7
+
+    def per_id(f, n):
+        t0 = time.perf_counter_ns()
+        for _ in range(n):
+            f()
+        return (time.perf_counter_ns() - t0) / n
+
+    sizes = {}
+    for k, f in py.items():  # warm up (the random pool), and as many ids a run as take about `budget` ms
+        per_id(f, 2_000)
+        sizes[k] = max(5_000, round(budget * 1e6 / per_id(f, 20_000)))
+    ns = {k: [] for k in py}
+    for _ in range(runs):
+        for k, f in py.items():
+            ns[k].append(per_id(f, sizes[k]))
+    r = subprocess.run(["node", str(Path(__file__).resolve().parent / "client_generators.js"), str(budget), str(runs)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"bench/client_generators.js failed:\n{r.stderr}")
+    node = json.loads(r.stdout)
+    med = {("Python", k): mmm(v) for k, v in ns.items()}
+    med.update({("Node", k): mmm(v) for k, v in node["ns"].items()})
+    base = {"Python": med[("Python", "uuid.uuid4()")][0], "Node": med[("Node", "crypto.randomUUID()")][0]}
+    report.add(f"\n## Client generators\n\n### 8. Client generators: ids made in the application, one thread, "
+               f"Python {platform.python_version()} and Node {node['node']}; {runs} interleaved runs of about "
+               f"{budget} ms per contender; ns/id, median (min-max)\n")
+    report.table(["language", "generator", "ns/id", "vs the language's uuid v4"],
+                 [[lang, k, f"{m[0]:,.0f} ({m[1]:,.0f}-{m[2]:,.0f})", f"{m[0] / base[lang]:.2f}x"]
+                  for (lang, k), m in med.items()])
+    report.data["clients"] = {f"{lang}: {k}": m[0] for (lang, k), m in med.items()}
+    if quick:
+        return
+    for lang, peer in (("Python", "uuid.uuid4()"), ("Node", "crypto.randomUUID()")):
+        x = med[(lang, "hlculid Generator.generate()")][0] / base[lang]
+        report.check(f"the {lang} Generator.generate() is within 2x of {peer} ({x:.2f}x)", x <= 2)
+
+
 def charts(report, out):
     import matplotlib
     matplotlib.use("Agg")
@@ -738,6 +794,8 @@ def charts(report, out):
 # the others are PostgreSQL's own heap and btree work, so a full run over several majors measures
 # them once, on the newest, to stay within 20 minutes.
 PER_MAJOR = ("generation", "textio", "windows")
+# Workloads without a server (the client libraries): run once, after the majors.
+CLIENT_SIDE = ("clients",)
 
 
 def main():
@@ -745,7 +803,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--pg", nargs="+", default=["15", "18"])
     ap.add_argument("--only", nargs="+", default=["generation", "inserts", "sorting", "ranges", "windows", "textio",
-                                                  "companion"])
+                                                  "companion", "clients"])
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     cfg = QUICK if args.quick else FULL
@@ -757,7 +815,8 @@ def main():
                f"Linux {platform.release()}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. "
                "Medians over the runs, with min and max; ratios are between contenders measured in the same run.")
     newest = max(args.pg, key=int)
-    for pg in args.pg:
+    server_side = [w for w in args.only if w not in CLIENT_SIDE]
+    for pg in args.pg if server_side else []:
         import pgcluster
         c = pgcluster.Cluster("bench", major=pg, conf=["hlculid.publisher_id = 1", "shared_buffers = 128MB",
                                              "synchronous_commit = off", "max_wal_size = 20GB",
@@ -767,11 +826,11 @@ def main():
             c.sql("CREATE EXTENSION hlculid")
             report.add(f"\n## PostgreSQL {pg}\n\n{c.one('SELECT version()')}; fsync on, synchronous_commit off, "
                        "shared_buffers 128MB, autovacuum off.")
-            elsewhere = [w for w in args.only if not args.quick and pg != newest and w not in PER_MAJOR]
+            elsewhere = [w for w in server_side if not args.quick and pg != newest and w not in PER_MAJOR]
             if elsewhere:
                 report.add(f"\n({', '.join(elsewhere)}: measured on PostgreSQL {newest} in this run; "
                            f"`--pg {pg}` alone measures them here)")
-            for w in args.only:
+            for w in server_side:
                 if w in elsewhere:
                     continue
                 t0 = time.time()
@@ -781,6 +840,11 @@ def main():
             c.stop("immediate")
             import shutil
             shutil.rmtree(c.dir, ignore_errors=True)
+    for w in args.only:
+        if w in CLIENT_SIDE:
+            t0 = time.time()
+            globals()[w](None, None, cfg, report, args.quick)
+            report.add(f"\n({w}: {time.time() - t0:.0f} s)")
     report.add(f"\nWhole run: {(time.time() - started) / 60:.1f} minutes.")
     missed = [d for d, ok in report.checks if not ok]
     if report.checks:

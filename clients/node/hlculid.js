@@ -166,7 +166,7 @@ class Generator {
   }
   // One step of the clock: sets this._ms/_counter to the next L.
   _tick() {
-    const now = this._now();
+    const now = Math.floor(this._now()); // whole ms, also from an injected clock
     if (now > this._ms) {
       this._setMs(now);
       this._counter = 0;
