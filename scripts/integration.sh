@@ -20,4 +20,4 @@ for m in $ALL_MAJORS; do
 done
 export HLCULID_PG=$major HLCULID_RUN_ROOT=$RUN_ROOT/integration HLCULID_STAGE_DIR=$REPO/target/package
 cd "$REPO"
-exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider tests/integration "$@"
+exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider --durations=12 tests/integration "$@"

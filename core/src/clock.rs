@@ -208,15 +208,20 @@ impl SharedClock {
         if step <= BACKWARD_STEP_THRESHOLD_MS {
             return None;
         }
+        // The clock stays where the wall clock was before the step: the bound counts from there,
+        // so generation goes on without waiting while the wall clock is behind. The anchor
+        // first: once the lowered mark is visible, a caller reading a wall clock above it takes
+        // no step and goes straight to the bound, which must already count from the anchor.
+        // (`seen` is a real earlier reading, so raising the anchor to it is harmless even when
+        // another caller reports this step.)
+        self.anchor
+            .fetch_max((seen << 16).min(EXHAUSTED), Ordering::AcqRel);
         // Only the caller that moves the mark down from what it saw reports the step, so it is
-        // reported once. The clock stays where the wall clock was before the step: the bound
-        // counts from there, so generation goes on without waiting while the wall clock is behind.
+        // reported once.
         self.last_wall_ms
             .compare_exchange(seen, now_ms, Ordering::Release, Ordering::Relaxed)
             .ok()
             .map(|_| {
-                self.anchor
-                    .fetch_max((seen << 16).min(EXHAUSTED), Ordering::AcqRel);
                 self.backward_jumps.fetch_add(1, Ordering::Relaxed);
                 step
             })
