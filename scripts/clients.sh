@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The client recipes against a real server of PostgreSQL MAJOR with hlculid installed: the Rust
-# crate with tokio-postgres, Python with psycopg 3 and asyncpg, Node.js with node-postgres.
+# crate with tokio-postgres, sqlx and diesel; Python with psycopg 3, asyncpg, SQLAlchemy and
+# Django; Node.js with node-postgres and Drizzle; Java with pgjdbc.
 # Usage: scripts/clients.sh MAJOR [pytest args...]
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
