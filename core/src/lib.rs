@@ -11,6 +11,10 @@
 //! - Feature `serde`: [`Id`] as the canonical string (JSON) or 16 bytes (binary formats).
 //! - Feature `postgres`: [`Id`] as a `tokio-postgres`/`postgres` parameter and column, binary,
 //!   for `hlculid` and `uuid` columns.
+//! - Feature `sqlx`: [`Id`] as a sqlx PostgreSQL parameter, column and `FromRow` field
+//!   (`hlculid`, `uuid`, `hlculid[]`), [`BigId`] as `bigint`.
+//! - Feature `diesel`: the SQL type `diesel::Hlculid` for `table!`, [`Id`] as a model field
+//!   (`Queryable`, `Insertable`) and bound value, [`BigId`] as `BigInt`.
 //!
 //! ```
 //! use hlculid_core::{Generator, Id};
@@ -25,6 +29,8 @@
 pub mod bigint;
 pub mod binary;
 pub mod clock;
+#[cfg(feature = "diesel")]
+pub mod diesel;
 pub mod durable;
 pub mod generator;
 pub mod layout;
@@ -34,6 +40,8 @@ mod postgres;
 pub mod random;
 #[cfg(feature = "serde")]
 mod serde_impl;
+#[cfg(feature = "sqlx")]
+mod sqlx;
 pub mod text;
 pub mod time;
 pub mod uuidv7;
