@@ -1,0 +1,71 @@
+"""hlculid columns for SQLAlchemy 2 (PostgreSQL, with psycopg 3 or any driver that sends strings
+untyped). One file beside hlculid_client.py; copy both into a project.
+
+    from sqlalchemy import func
+    from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+    from hlculid_client import Hlculid
+    from hlculid_sqlalchemy import HlculidType
+
+    class Event(Base):
+        __tablename__ = "events"
+        id: Mapped[Hlculid] = mapped_column(HlculidType, primary_key=True,
+                                            server_default=func.hlculid_generate())
+
+The column is `hlculid` in DDL (metadata.create_all), loads as Hlculid, and takes an Hlculid, a
+uuid.UUID or a string in any text form the server accepts. A parameter is sent as the canonical
+text and typed hlculid in the statement (`%(id_1)s::hlculid`, SQLAlchemy's bind cast, rendered by
+the psycopg and asyncpg dialects), so comparisons are hlculid against hlculid and use the key's
+btree index. Left to SQLAlchemy's defaults, an Hlculid (a uuid.UUID subclass) would be bound as
+`uuid`, which the server's cast refuses when its bits look like a random uuid, and a string as
+`varchar`, for which hlculid has no btree operator.
+"""
+
+import uuid
+
+from hlculid_client import Hlculid
+from sqlalchemy.types import UserDefinedType
+
+
+def _as_hlculid(value):
+    """An Hlculid from a parameter: Hlculid, uuid.UUID (the same 16 bytes) or text."""
+    if isinstance(value, Hlculid):
+        return value
+    if isinstance(value, uuid.UUID):
+        return Hlculid(bytes=value.bytes)
+    return Hlculid(value)
+
+
+class HlculidType(UserDefinedType):
+    """The `hlculid` column type: Python values are Hlculid."""
+
+    cache_ok = True
+    render_bind_cast = True
+
+    def get_col_spec(self, **kw):
+        return "hlculid"
+
+    @property
+    def python_type(self):
+        return Hlculid
+
+    def bind_processor(self, dialect):
+        def process(value):
+            return None if value is None else str(_as_hlculid(value))
+
+        return process
+
+    def literal_processor(self, dialect):
+        def process(value):
+            return f"'{_as_hlculid(value)}'"  # the canonical form has no quote to escape
+
+        return process
+
+    def result_processor(self, dialect, coltype):
+        def process(value):
+            # text from a plain connection; already an Hlculid where
+            # hlculid_client.register_psycopg was applied to the connection
+            if value is None or isinstance(value, Hlculid):
+                return value
+            return Hlculid(value)
+
+        return process
