@@ -1,0 +1,108 @@
+"""hlculid columns for Django (4.2+, PostgreSQL with psycopg 3; db_default needs Django 5.0+). One
+file beside hlculid_client.py; copy both into a project.
+
+    from hlculid_client import Hlculid
+    from hlculid_django import HlculidField, HlculidGenerate
+
+    class Event(models.Model):
+        id = HlculidField(primary_key=True, db_default=HlculidGenerate())
+
+The column is `hlculid` in migrations; values are Hlculid (a uuid.UUID subclass) and lookups take
+an Hlculid, a uuid.UUID or a string in any text form the server accepts. A parameter goes to the
+server as the canonical text without a type of its own (Django's psycopg 3 cursors, client- or
+server-side binding), so the server reads it as an hlculid: `id = %s` and `id BETWEEN %s AND %s`
+compare hlculid with hlculid and use the key's index. Forms and the admin show and read the
+canonical 12-4-4-12 text.
+"""
+
+import uuid
+
+from django import forms
+from django.core import exceptions
+from django.db import models
+from hlculid_client import Hlculid
+
+
+def _as_hlculid(value):
+    if isinstance(value, Hlculid):
+        return value
+    if isinstance(value, uuid.UUID):
+        return Hlculid(bytes=value.bytes)
+    return Hlculid(value)
+
+
+class HlculidFormField(forms.CharField):
+    """A text input that reads any accepted form of an id and shows the canonical one."""
+
+    default_error_messages = {"invalid": "Enter a valid hlculid."}
+
+    def prepare_value(self, value):
+        if isinstance(value, uuid.UUID):
+            return str(_as_hlculid(value))
+        return value
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        if value in self.empty_values:
+            return None
+        try:
+            return _as_hlculid(value)
+        except (TypeError, ValueError):
+            raise exceptions.ValidationError(self.error_messages["invalid"], code="invalid")
+
+
+class HlculidField(models.Field):
+    """An `hlculid` column; Python values are Hlculid."""
+
+    description = "hlculid (128-bit time-ordered id)"
+    empty_strings_allowed = False
+    default_error_messages = {"invalid": "\u201c%(value)s\u201d is not a valid hlculid."}
+
+    def get_internal_type(self):
+        return "HlculidField"
+
+    def db_type(self, connection):
+        return "hlculid"
+
+    def to_python(self, value):
+        if value is None:
+            return None
+        try:
+            return _as_hlculid(value)
+        except (TypeError, ValueError):
+            raise exceptions.ValidationError(self.error_messages["invalid"], code="invalid",
+                                             params={"value": value})
+
+    def from_db_value(self, value, expression, connection):
+        # text from a plain connection; already an Hlculid where hlculid_client.register_psycopg
+        # was applied to the connection
+        if value is None or isinstance(value, Hlculid):
+            return value
+        return Hlculid(value)
+
+    def get_prep_value(self, value):
+        value = super().get_prep_value(value)
+        return self.to_python(value)
+
+    def get_db_prep_value(self, value, connection, prepared=False):
+        if not prepared:
+            value = self.get_prep_value(value)
+        # the canonical text: psycopg sends a str untyped, so the server reads it as an hlculid
+        # (an Hlculid itself would go as a uuid, which the server's cast refuses for ids that
+        # look like random uuids)
+        return None if value is None else str(value)
+
+    def value_to_string(self, obj):
+        value = self.value_from_object(obj)
+        return "" if value is None else str(value)
+
+    def formfield(self, **kwargs):
+        return super().formfield(**{"form_class": HlculidFormField, **kwargs})
+
+
+class HlculidGenerate(models.Func):
+    """hlculid_generate(), for db_default (Django 5.0+) and queries."""
+
+    function = "hlculid_generate"
+    arity = 0
+    output_field = HlculidField()

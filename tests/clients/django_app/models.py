@@ -1,0 +1,10 @@
+from django.db import models
+from hlculid_django import HlculidField, HlculidGenerate
+
+
+class Event(models.Model):
+    id = HlculidField(primary_key=True, db_default=HlculidGenerate())
+    n = models.IntegerField()
+
+    class Meta:
+        app_label = "django_app"
