@@ -414,12 +414,10 @@ def register_psycopg_bigint(context):
     context.adapters.register_dumper(BigId, BigIdBinaryDumper)
 
 
-# -- asyncpg -------------------------------------------------------------------------------------
-
-def _as_hlculid(v):
-    """A parameter for an hlculid: an Hlculid; a uuid.UUID of the same bytes, except a random
-    (version 4) uuid, which is refused as the server's uuid cast refuses it; or a string in any
-    accepted text form."""
+def as_hlculid(v):
+    """A parameter for an hlculid (the drivers' and the ORM recipes'): an Hlculid; a uuid.UUID of
+    the same bytes, except a random (version 4) uuid, which is refused as the server's uuid cast
+    refuses it; or a string in any accepted text form."""
     if isinstance(v, Hlculid):
         return v
     if isinstance(v, uuid.UUID):
@@ -430,18 +428,20 @@ def _as_hlculid(v):
     return Hlculid(v)
 
 
+# -- asyncpg -------------------------------------------------------------------------------------
+
 async def register_asyncpg(conn, schema="public", binary=True):
     """hlculid columns as Hlculid, and Hlculid (or uuid.UUID, or string) parameters, in binary
     (default) or text."""
     if binary:
         await conn.set_type_codec(
             "hlculid", schema=schema, format="binary",
-            encoder=lambda v: _as_hlculid(v).bytes,
+            encoder=lambda v: as_hlculid(v).bytes,
             decoder=lambda b: Hlculid(bytes=b))
     else:
         await conn.set_type_codec(
             "hlculid", schema=schema, format="text",
-            encoder=lambda v: str(_as_hlculid(v)),
+            encoder=lambda v: str(as_hlculid(v)),
             decoder=Hlculid)
 
 

@@ -20,15 +20,7 @@ import uuid
 from django import forms
 from django.core import exceptions
 from django.db import models
-from hlculid_client import Hlculid
-
-
-def _as_hlculid(value):
-    if isinstance(value, Hlculid):
-        return value
-    if isinstance(value, uuid.UUID):
-        return Hlculid(bytes=value.bytes)
-    return Hlculid(value)
+from hlculid_client import Hlculid, as_hlculid
 
 
 class HlculidFormField(forms.CharField):
@@ -38,7 +30,7 @@ class HlculidFormField(forms.CharField):
 
     def prepare_value(self, value):
         if isinstance(value, uuid.UUID):
-            return str(_as_hlculid(value))
+            return str(as_hlculid(value))
         return value
 
     def to_python(self, value):
@@ -46,7 +38,7 @@ class HlculidFormField(forms.CharField):
         if value in self.empty_values:
             return None
         try:
-            return _as_hlculid(value)
+            return as_hlculid(value)
         except (TypeError, ValueError):
             raise exceptions.ValidationError(self.error_messages["invalid"], code="invalid")
 
@@ -68,7 +60,7 @@ class HlculidField(models.Field):
         if value is None:
             return None
         try:
-            return _as_hlculid(value)
+            return as_hlculid(value)
         except (TypeError, ValueError):
             raise exceptions.ValidationError(self.error_messages["invalid"], code="invalid",
                                              params={"value": value})

@@ -20,19 +20,8 @@ btree index. Left to SQLAlchemy's defaults, an Hlculid (a uuid.UUID subclass) wo
 `varchar`, for which hlculid has no btree operator.
 """
 
-import uuid
-
-from hlculid_client import Hlculid
+from hlculid_client import Hlculid, as_hlculid
 from sqlalchemy.types import UserDefinedType
-
-
-def _as_hlculid(value):
-    """An Hlculid from a parameter: Hlculid, uuid.UUID (the same 16 bytes) or text."""
-    if isinstance(value, Hlculid):
-        return value
-    if isinstance(value, uuid.UUID):
-        return Hlculid(bytes=value.bytes)
-    return Hlculid(value)
 
 
 class HlculidType(UserDefinedType):
@@ -50,13 +39,13 @@ class HlculidType(UserDefinedType):
 
     def bind_processor(self, dialect):
         def process(value):
-            return None if value is None else str(_as_hlculid(value))
+            return None if value is None else str(as_hlculid(value))
 
         return process
 
     def literal_processor(self, dialect):
         def process(value):
-            return f"'{_as_hlculid(value)}'"  # the canonical form has no quote to escape
+            return f"'{as_hlculid(value)}'"  # the canonical form has no quote to escape
 
         return process
 

@@ -125,6 +125,9 @@ def test_server_and_client_ids_round_trip_and_a_window_is_an_index_range_scan(dj
     # a string that is no id is refused in the client, before any SQL is sent
     with pytest.raises(ValidationError):
         Event.objects.get(pk="not an id")
+    # and so is a random uuid (version 4), as the server's uuid cast refuses one
+    with pytest.raises(ValidationError):
+        Event.objects.get(pk=uuid.uuid4())
 
 
 def test_admin_shows_and_reads_the_canonical_text(django_env):

@@ -122,6 +122,9 @@ def test_server_and_client_ids_round_trip_and_a_window_is_an_index_range_scan(en
     # a string that is no id fails in the client, before any SQL is sent
     with Session(engine) as session, pytest.raises(sa.exc.StatementError, match="invalid hlculid"):
         session.execute(select(Event).where(Event.id == "not an id"))
+    # and so does a random uuid (version 4), as the server's uuid cast refuses one
+    with Session(engine) as session, pytest.raises(sa.exc.StatementError, match="random uuid"):
+        session.execute(select(Event).where(Event.id == uuid.uuid4()))
 
 
 def test_literal_binds_render_the_canonical_text(engine):
