@@ -43,34 +43,33 @@ struct IdProxy(Id);
 #[allow(dead_code)]
 struct BigIdProxy(BigId);
 
-fn read(value: PgValue<'_>) -> deserialize::Result<Id> {
-    crate::binary::decode(value.as_bytes())
-        .map_err(|n| format!("an hlculid is 16 bytes, got {n}").into())
+// The same 16 bytes for both column types.
+fn write(id: &Id, out: &mut Output<'_, '_, Pg>) -> serialize::Result {
+    out.write_all(&id.0)?;
+    Ok(IsNull::No)
 }
 
 impl ToSql<Hlculid, Pg> for Id {
     fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Pg>) -> serialize::Result {
-        out.write_all(&self.0)?;
-        Ok(IsNull::No)
+        write(self, out)
     }
 }
 
 impl FromSql<Hlculid, Pg> for Id {
     fn from_sql(value: PgValue<'_>) -> deserialize::Result<Id> {
-        read(value)
+        crate::column::id_from_binary(value.as_bytes())
     }
 }
 
 impl ToSql<Uuid, Pg> for Id {
     fn to_sql<'b>(&'b self, out: &mut Output<'b, '_, Pg>) -> serialize::Result {
-        out.write_all(&self.0)?;
-        Ok(IsNull::No)
+        write(self, out)
     }
 }
 
 impl FromSql<Uuid, Pg> for Id {
     fn from_sql(value: PgValue<'_>) -> deserialize::Result<Id> {
-        read(value)
+        crate::column::id_from_binary(value.as_bytes())
     }
 }
 
@@ -83,8 +82,6 @@ impl ToSql<BigInt, Pg> for BigId {
 
 impl FromSql<BigInt, Pg> for BigId {
     fn from_sql(value: PgValue<'_>) -> deserialize::Result<BigId> {
-        let v = <i64 as FromSql<BigInt, Pg>>::from_sql(value)?;
-        BigId::from_i64(v)
-            .map_err(|_| format!("bigint {v} is not a bigint id: it is negative").into())
+        crate::column::bigid_from_i64(<i64 as FromSql<BigInt, Pg>>::from_sql(value)?)
     }
 }

@@ -29,6 +29,8 @@
 pub mod bigint;
 pub mod binary;
 pub mod clock;
+#[cfg(any(feature = "postgres", feature = "sqlx", feature = "diesel"))]
+mod column;
 #[cfg(feature = "diesel")]
 pub mod diesel;
 pub mod durable;

@@ -28,7 +28,7 @@ impl ToSql for Id {
 
 impl<'a> FromSql<'a> for Id {
     fn from_sql(_: &Type, raw: &'a [u8]) -> Result<Id, Box<dyn Error + Sync + Send>> {
-        crate::binary::decode(raw).map_err(|n| format!("an hlculid is 16 bytes, got {n}").into())
+        crate::column::id_from_binary(raw)
     }
 
     fn accepts(ty: &Type) -> bool {
@@ -54,9 +54,7 @@ impl<'a> FromSql<'a> for BigId {
         let bytes: [u8; 8] = raw
             .try_into()
             .map_err(|_| format!("a bigint is 8 bytes, got {}", raw.len()))?;
-        let v = i64::from_be_bytes(bytes);
-        BigId::from_i64(v)
-            .map_err(|_| format!("bigint {v} is not a bigint id: it is negative").into())
+        crate::column::bigid_from_i64(i64::from_be_bytes(bytes))
     }
 
     fn accepts(ty: &Type) -> bool {

@@ -52,11 +52,7 @@ impl Encode<'_, Postgres> for Id {
 impl Decode<'_, Postgres> for Id {
     fn decode(value: PgValueRef<'_>) -> Result<Id, BoxDynError> {
         match value.format() {
-            PgValueFormat::Binary => {
-                let raw = value.as_bytes()?;
-                crate::binary::decode(raw)
-                    .map_err(|n| format!("an hlculid is 16 bytes, got {n}").into())
-            }
+            PgValueFormat::Binary => crate::column::id_from_binary(value.as_bytes()?),
             // every form the server prints: the canonical one (hlculid), 8-4-4-4-12 (uuid)
             PgValueFormat::Text => Ok(value.as_str()?.parse::<Id>()?),
         }
@@ -91,8 +87,6 @@ impl Encode<'_, Postgres> for BigId {
 
 impl Decode<'_, Postgres> for BigId {
     fn decode(value: PgValueRef<'_>) -> Result<BigId, BoxDynError> {
-        let v = <i64 as Decode<Postgres>>::decode(value)?;
-        BigId::from_i64(v)
-            .map_err(|_| format!("bigint {v} is not a bigint id: it is negative").into())
+        crate::column::bigid_from_i64(<i64 as Decode<Postgres>>::decode(value)?)
     }
 }
