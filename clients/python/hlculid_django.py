@@ -20,7 +20,7 @@ import uuid
 from django import forms
 from django.core import exceptions
 from django.db import models
-from hlculid_client import Hlculid, as_hlculid
+from hlculid_client import as_hlculid
 
 
 class HlculidFormField(forms.CharField):
@@ -68,9 +68,7 @@ class HlculidField(models.Field):
     def from_db_value(self, value, expression, connection):
         # text from a plain connection; already an Hlculid where hlculid_client.register_psycopg
         # was applied to the connection
-        if value is None or isinstance(value, Hlculid):
-            return value
-        return Hlculid(value)
+        return None if value is None else as_hlculid(value)
 
     def get_prep_value(self, value):
         value = super().get_prep_value(value)

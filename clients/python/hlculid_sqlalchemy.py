@@ -53,8 +53,6 @@ class HlculidType(UserDefinedType):
         def process(value):
             # text from a plain connection; already an Hlculid where
             # hlculid_client.register_psycopg was applied to the connection
-            if value is None or isinstance(value, Hlculid):
-                return value
-            return Hlculid(value)
+            return None if value is None else as_hlculid(value)
 
         return process
