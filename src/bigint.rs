@@ -7,7 +7,7 @@ use crate::backend_local::BackendLocal;
 use crate::datum::Hlculid;
 use crate::errors::{Condition, UserError};
 use crate::extract::ms_to_ts;
-use crate::{server_clock, settings, shmem};
+use crate::{horizon, server_clock, settings, shmem};
 use hlculid_core::bigint::{self, BigId, BigIdError};
 use hlculid_core::clock::nth_value;
 use hlculid_core::clock::{ClockError, Tick};
@@ -76,7 +76,7 @@ static PENDING: BackendLocal<Option<(u64, Result<Tick, ClockError>)>> = BackendL
 pub unsafe extern "C" fn hlculid_generate_bigint_wrapper(
     fcinfo: pg_sys::FunctionCallInfo,
 ) -> pg_sys::Datum {
-    if shmem::preloaded() {
+    if shmem::preloaded() && horizon::hold_fast() {
         let publisher = u32::from(settings::publisher_fast());
         if publisher <= bigint::MAX_PUBLISHER {
             let (now, first) = shmem::clock_preloaded().tick_batch_reading(
@@ -103,7 +103,7 @@ pub unsafe extern "C" fn hlculid_generate_bigint_wrapper(
 v1_function_info!(pg_finfo_hlculid_generate_bigint_wrapper);
 
 /// The guarded path of `hlculid_generate_bigint()`: finishes what the fast path started.
-#[pg_extern(volatile, parallel_safe, sql = false)]
+#[pg_extern(volatile, parallel_restricted, sql = false)]
 fn hlculid_generate_bigint_slow() -> i64 {
     let publisher = publisher();
     // SAFETY: the backend's thread; the closure only takes.
@@ -117,7 +117,7 @@ fn hlculid_generate_bigint_slow() -> i64 {
 extension_sql!(
     r#"
 CREATE  FUNCTION "hlculid_generate_bigint"() RETURNS bigint /* i64 */
-STRICT VOLATILE PARALLEL SAFE
+STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_wrapper';
 "#,
@@ -125,7 +125,7 @@ AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_wrapper';
 );
 
 /// `n` bigint ids (1 to 65536) from one step of the clock, increasing.
-#[pg_extern(volatile, parallel_safe, strict)]
+#[pg_extern(volatile, parallel_restricted, strict)]
 fn hlculid_generate_bigint_n(n: i32) -> Vec<i64> {
     if !(1..=65536).contains(&n) {
         UserError::new(

@@ -34,6 +34,11 @@ pub enum Condition {
     /// A bigint id asked of a server whose publisher id does not fit 10 bits.
     PublisherTooWide,
     MarkWriteFailed,
+    /// `hlculid_horizon()` on a standby (or any server in recovery): it makes no ids.
+    HorizonOnStandby,
+    /// `hlculid_horizon()` in a REPEATABLE READ or SERIALIZABLE transaction, whose snapshot
+    /// predates the horizon.
+    HorizonInSnapshotTransaction,
     /// Never expected: a bug, or the operating system refusing random bytes.
     Internal,
 }
@@ -87,6 +92,10 @@ pub const CONDITIONS: &[ConditionInfo] = &[
         "a generating function without `shared_preload_libraries`"),
     info(Condition::MarkWriteFailed, "58030", "io_error",
         "the high-water mark file cannot be written (disk full, read-only): no id is issued until it is, then generation resumes by itself"),
+    info(Condition::HorizonOnStandby, "55000", "object_not_in_prerequisite_state",
+        "`hlculid_horizon()`, `hlculid_horizon_bigint()`, `hlculid_read()` during recovery (a standby): read below `hlculid_watermark()` there (0.4.0)"),
+    info(Condition::HorizonInSnapshotTransaction, "0A000", "feature_not_supported",
+        "`hlculid_horizon()`, `hlculid_horizon_bigint()`, `hlculid_read()` in a REPEATABLE READ or SERIALIZABLE transaction: take the horizon before `BEGIN` (0.4.0)"),
     info(Condition::Internal, "XX000", "internal_error",
         "never expected: a bug, or the operating system refusing random bytes"),
 ];
@@ -124,7 +133,8 @@ impl Condition {
             Condition::NotSuperuser => ERRCODE_INSUFFICIENT_PRIVILEGE,
             Condition::TxTooManyIds => ERRCODE_PROGRAM_LIMIT_EXCEEDED,
             Condition::MarkDamaged => ERRCODE_DATA_CORRUPTED,
-            Condition::NotPreloaded | Condition::PublisherTooWide => {
+            Condition::HorizonInSnapshotTransaction => ERRCODE_FEATURE_NOT_SUPPORTED,
+            Condition::NotPreloaded | Condition::PublisherTooWide | Condition::HorizonOnStandby => {
                 ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE
             }
             Condition::MarkWriteFailed => ERRCODE_IO_ERROR,

@@ -5,7 +5,7 @@ use crate::datum::Hlculid;
 use crate::errors::{Condition, UserError};
 use crate::pg_c;
 use crate::server_clock::{self, now_ms};
-use crate::{settings, shmem};
+use crate::{horizon, settings, shmem};
 use hlculid_core::clock::{ClockError, Tick, MAX_BATCH};
 use hlculid_core::Id;
 use pgrx::prelude::*;
@@ -30,7 +30,8 @@ static PENDING: BackendLocal<Option<(u64, Result<Tick, ClockError>)>> = BackendL
 /// Called by PostgreSQL's function manager with a valid `fcinfo`, as for any V1 function.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hlculid_generate_fast(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
-    if shmem::preloaded() {
+    // Holding the horizon's slot is one branch once the transaction holds it.
+    if shmem::preloaded() && horizon::hold_fast() {
         let (now, first) = shmem::clock_preloaded().tick_reading(now_ms);
         if let Ok(t) = first {
             if t.backward_step_ms.is_none() {
@@ -57,7 +58,7 @@ pub unsafe extern "C" fn hlculid_generate_fast(fcinfo: pg_sys::FunctionCallInfo)
 v1_function_info!(pg_finfo_hlculid_generate_fast);
 
 /// The guarded path of `hlculid_generate()`: finishes what the fast path started.
-#[pg_extern(volatile, parallel_safe, sql = false)]
+#[pg_extern(volatile, parallel_restricted, sql = false)]
 fn hlculid_generate_slow() -> Hlculid {
     // SAFETY: the backend's thread; the closure only takes.
     let t = match unsafe { PENDING.with(|p| p.take()) } {
@@ -74,7 +75,7 @@ fn hlculid_generate_slow() -> Hlculid {
 extension_sql!(
     r#"
 CREATE FUNCTION hlculid_generate() RETURNS hlculid
-    STRICT VOLATILE PARALLEL SAFE
+    STRICT VOLATILE PARALLEL RESTRICTED
     LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
 "#,
     name = "hlculid_generate",
@@ -152,7 +153,7 @@ v1_function_info!(pg_finfo_hlculid_generate_n);
 extension_sql!(
     r#"
 CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
-    STRICT VOLATILE PARALLEL SAFE
+    STRICT VOLATILE PARALLEL RESTRICTED
     LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
 "#,
     name = "hlculid_generate_n",

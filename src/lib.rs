@@ -28,6 +28,7 @@ mod errors;
 mod extract;
 mod generate;
 mod generate_at;
+mod horizon;
 mod hwm_writer;
 mod introspect;
 mod io;
@@ -41,7 +42,9 @@ mod settings;
 mod shmem;
 mod tx;
 mod uuidv7;
+mod watermark;
 mod window;
+mod xact;
 
 pub use datum::Hlculid;
 
@@ -58,6 +61,8 @@ pub extern "C-unwind" fn _PG_init() {
     }
     settings::define();
     shmem::init();
+    horizon::init();
+    xact::register();
     hwm_writer::register();
 }
 

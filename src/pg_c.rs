@@ -6,6 +6,11 @@
 use core::ffi::{c_int, c_void};
 use pgrx::pg_sys;
 
+unsafe extern "C" {
+    /// `access/twophase.h`: the `max_prepared_transactions` setting.
+    pub static max_prepared_xacts: c_int;
+}
+
 unsafe extern "C-unwind" {
     /// `utils/elog.h`: sets the SQLSTATE of the error being built (bound by pgrx only privately;
     /// used for soft errors, PostgreSQL 16+).

@@ -7,7 +7,7 @@
 //! a burst past the window, an observe further ahead) extends it itself under `PERSIST_LOCK`.
 
 use crate::errors::{Condition, UserError};
-use crate::settings;
+use crate::{horizon, settings};
 use crate::shmem::{self, MarkDamage, PERSIST_LOCK};
 use hlculid_core::clock::{ClockError, Tick, FULL_COUNTER};
 use hlculid_core::durable::{DurableClock, MarkStore, Refusal};
@@ -92,8 +92,18 @@ pub fn take(n: u64) -> Tick {
 }
 
 /// `n` values for ids whose counter holds `counter_values` values a millisecond (bigint ids).
+/// The transaction holds the horizon first (src/horizon.rs): its ids are below every horizon
+/// until it ends.
 pub fn take_batch(n: u64, counter_values: u64) -> Tick {
-    finish(durable().take_batch(n, counter_values, now_ms, pace))
+    let clock = durable();
+    horizon::hold();
+    finish(clock.take_batch(n, counter_values, now_ms, pace))
+}
+
+/// One value that is never made into an id (so no transaction holds the horizon for it): moves
+/// an idle clock up to the wall clock.
+pub fn tick_unused() {
+    finish(durable().take_batch(1, FULL_COUNTER, now_ms, pace));
 }
 
 /// Finishes what the generation fast path started.

@@ -9,7 +9,7 @@
 //! transaction itself.
 //!
 //! The state is this backend's: it is dropped when the transaction commits, aborts or is
-//! prepared (an xact callback, registered once per backend), never at a subtransaction's end.
+//! prepared (the library's xact callback, src/xact.rs), never at a subtransaction's end.
 //! A savepoint rolled back keeps the group and the count, so no offset is issued twice and the
 //! offsets only go up. PARALLEL RESTRICTED: a parallel worker has no state of its own to add to
 //! the leader's group.
@@ -31,13 +31,9 @@ struct Group {
 }
 
 static GROUP: BackendLocal<Option<Group>> = BackendLocal::new(None);
-static CALLBACK_REGISTERED: BackendLocal<bool> = BackendLocal::new(false);
-
-/// Drops the group at the end of the top-level transaction. Never raises: it only stores.
-unsafe extern "C-unwind" fn end_of_transaction(
-    event: pg_sys::XactEvent::Type,
-    _arg: *mut core::ffi::c_void,
-) {
+/// Drops the group at the end of the top-level transaction (src/xact.rs). Never raises: it
+/// only stores.
+pub fn end_of_transaction(event: pg_sys::XactEvent::Type) {
     use pg_sys::XactEvent::*;
     if matches!(
         event,
@@ -53,16 +49,6 @@ unsafe extern "C-unwind" fn end_of_transaction(
     }
 }
 
-fn register_callback() {
-    // SAFETY: the backend's thread; the closure only reads and sets the flag.
-    let first = unsafe { CALLBACK_REGISTERED.with(|r| !std::mem::replace(r, true)) };
-    if first {
-        // SAFETY: registers a callback for the life of the backend (callbacks live in
-        // TopMemoryContext); the function only resets a static.
-        unsafe { pg_sys::RegisterXactCallback(Some(end_of_transaction), std::ptr::null_mut()) };
-    }
-}
-
 /// The 48 bits after the publisher: 16 random bits, then the offset.
 fn low48(random16: u64, offset: u32) -> u64 {
     (random16 << 32) | u64::from(offset)
@@ -71,7 +57,6 @@ fn low48(random16: u64, offset: u32) -> u64 {
 /// SQL `hlculid_generate_tx()`: the next id of the current transaction's group.
 #[pg_extern(volatile, parallel_restricted)]
 fn hlculid_generate_tx() -> Hlculid {
-    register_callback();
     // SAFETY: the backend's thread; the closure only copies.
     let group = unsafe { GROUP.with(|g| *g) };
     let mut group = match group {

@@ -428,6 +428,13 @@ impl SharedClock {
         self.logical.fetch_max(floor, Ordering::AcqRel);
     }
 
+    /// The clock's current value (the last value issued, or where a restart, an observe or a
+    /// recovery put it): every value issued after this load is above it.
+    #[inline]
+    pub fn current(&self) -> u64 {
+        self.logical.load(Ordering::Acquire)
+    }
+
     /// The durable high-water mark published last.
     pub fn reserved(&self) -> u64 {
         self.reserved.load(Ordering::Acquire)

@@ -8,7 +8,6 @@ use std::io::{self, Write};
 use std::path::Path;
 
 pub const FILE_NAME: &str = "hlculid.hwm";
-const TEMP_NAME: &str = "hlculid.hwm.tmp";
 const MAGIC: &str = "hlculid-hwm 1";
 /// The value is written twice, the second time inverted, to catch a damaged file.
 const CHECK: u64 = 0x5A5A_5A5A_5A5A_5A5A;
@@ -44,7 +43,12 @@ pub fn decode(s: &str) -> Option<u64> {
 
 /// Reads the mark in `dir`; `Ok(None)` when there is none yet (first start).
 pub fn load(dir: &Path) -> Result<Option<u64>, LoadError> {
-    match fs::read(dir.join(FILE_NAME)) {
+    load_named(dir, FILE_NAME)
+}
+
+/// Reads a value written by [`store_named`]; `Ok(None)` when the file does not exist.
+pub fn load_named(dir: &Path, name: &str) -> Result<Option<u64>, LoadError> {
+    match fs::read(dir.join(name)) {
         Ok(bytes) => {
             let s = String::from_utf8_lossy(&bytes);
             decode(&s)
@@ -58,12 +62,18 @@ pub fn load(dir: &Path) -> Result<Option<u64>, LoadError> {
 
 /// Makes `mark` durable in `dir`.
 pub fn store(dir: &Path, mark: u64) -> io::Result<()> {
-    let tmp = dir.join(TEMP_NAME);
+    store_named(dir, FILE_NAME, mark)
+}
+
+/// Makes `value` durable in the file `name` of `dir`, in the mark's format (the horizon's floor
+/// uses it too).
+pub fn store_named(dir: &Path, name: &str, value: u64) -> io::Result<()> {
+    let tmp = dir.join(format!("{name}.tmp"));
     let mut f = File::create(&tmp)?;
-    f.write_all(encode(mark).as_bytes())?;
+    f.write_all(encode(value).as_bytes())?;
     f.sync_all()?;
     drop(f);
-    fs::rename(&tmp, dir.join(FILE_NAME))?;
+    fs::rename(&tmp, dir.join(name))?;
     File::open(dir)?.sync_all()
 }
 
@@ -86,7 +96,7 @@ mod tests {
         assert_eq!(load(&d).unwrap(), Some(42));
         store(&d, u64::MAX).unwrap();
         assert_eq!(load(&d).unwrap(), Some(u64::MAX));
-        assert!(!d.join(TEMP_NAME).exists());
+        assert!(!d.join("hlculid.hwm.tmp").exists());
         fs::remove_dir_all(&d).unwrap();
     }
 
