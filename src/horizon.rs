@@ -58,6 +58,9 @@ struct Header {
     holds_in_use: AtomicU32,
     /// The prepared transactions found at start hold the horizon at the floor.
     prepared_loaded: AtomicBool,
+    /// When this shared memory was made (a start, or a crash restart): transactions prepared
+    /// before it have no slot and no hold of their own.
+    started_at: i64,
     nslots: usize,
     nholds: usize,
 }
@@ -130,6 +133,7 @@ unsafe extern "C-unwind" fn startup() {
             let h = p.cast::<Header>();
             (*h).nslots = nslots;
             (*h).nholds = nholds;
+            (*h).started_at = pg_sys::GetCurrentTimestamp();
         }
         SHARED.store(p.cast(), Ordering::Release);
         pg_sys::LWLockRelease(init_lock);
@@ -288,6 +292,13 @@ fn add_hold(xid: pg_sys::TransactionId, lowest: u64) {
     let Some(h) = header() else { return };
     let _lock = HOLDS_LOCK.exclusive();
     let holds = holds(h);
+    if let Some(e) = holds
+        .iter()
+        .find(|e| e.xid.load(Ordering::Relaxed) == xid.into_inner())
+    {
+        e.lowest.fetch_min(lowest, Ordering::AcqRel);
+        return;
+    }
     let free = holds.iter().find(|e| e.xid.load(Ordering::Relaxed) == 0).or_else(|| {
         // Reuse the hold of a transaction that has ended.
         holds.iter().find(|e| {
@@ -318,13 +329,15 @@ fn load_prepared(h: &'static Header) {
     if h.prepared_loaded.load(Ordering::Acquire) {
         return;
     }
+    // Those prepared before this shared memory was made; later ones hold by themselves.
+    let query = format!(
+        "SELECT transaction::text::int8 FROM pg_catalog.pg_prepared_xacts \
+         WHERE prepared < '2000-01-01 00:00:00+00'::timestamptz + interval '{} microseconds'",
+        h.started_at
+    );
     let xids: Vec<u32> = Spi::connect(|client| {
         client
-            .select(
-                "SELECT transaction::text::int8 FROM pg_catalog.pg_prepared_xacts",
-                None,
-                &[],
-            )
+            .select(&query, None, &[])
             .map(|rows| {
                 rows.filter_map(|r| r.get::<i64>(1).ok().flatten())
                     .map(|x| x as u32)

@@ -1,0 +1,104 @@
+-- the horizon and watermarks (0.4.0): hlculid_horizon(), hlculid_horizon_bigint(), the holders,
+-- hlculid_horizons with hlculid_advance_horizon / hlculid_publish_horizon / hlculid_watermark,
+-- and hlculid_read. Concurrency, prepared transactions and restarts: tests/integration/test_horizon.py.
+SET timezone = 'UTC';
+CREATE TEMP TABLE seen (label text, v hlculid);
+-- exclusive: a clock value with the low 64 bits zero, and never going back between calls
+INSERT INTO seen SELECT 'h1', hlculid_horizon();
+INSERT INTO seen SELECT 'h2', hlculid_horizon();
+SELECT hlculid_publisher(v) = 0 AND hlculid_random(v) = 0 AS exclusive,
+       hlculid_ts(v) <= clock_timestamp() AS not_ahead
+FROM seen WHERE label = 'h2';
+SELECT (SELECT v FROM seen WHERE label = 'h1') <= (SELECT v FROM seen WHERE label = 'h2') AS monotone;
+-- no transaction runs: every id made before is below the horizon
+INSERT INTO seen SELECT 'id', hlculid_generate();
+INSERT INTO seen SELECT 'h3', hlculid_horizon();
+SELECT (SELECT v FROM seen WHERE label = 'id') < (SELECT v FROM seen WHERE label = 'h3') AS committed_id_below;
+-- a transaction that made ids holds the horizon at or below its first id until it ends, savepoints
+-- rolled back included; a transaction that made none holds nothing
+BEGIN;
+SELECT count(*) AS holders_before FROM hlculid_horizon_holders WHERE pid = pg_backend_pid();
+SAVEPOINT s;
+SELECT hlculid_generate() AS in_tx \gset
+ROLLBACK TO SAVEPOINT s;
+INSERT INTO seen SELECT 'in_tx2', (hlculid_generate_n(3))[3];
+INSERT INTO seen SELECT 'h_in_tx', hlculid_horizon();
+SELECT h.v <= :'in_tx' AS held_below_first_id,
+       h.v >= (SELECT v FROM seen WHERE label = 'h3') AS still_monotone
+FROM seen h WHERE h.label = 'h_in_tx';
+SELECT count(*) AS holders, bool_and(holds_at <= :'in_tx') AS holds_below,
+       bool_and(prepared_xid IS NULL) AS not_prepared, bool_and(state = 'active') AS active,
+       bool_and(lag >= interval '0') AS lag_known
+FROM hlculid_horizon_holders WHERE pid = pg_backend_pid();
+COMMIT;
+SELECT count(*) AS holders_after FROM hlculid_horizon_holders WHERE pid = pg_backend_pid();
+INSERT INTO seen SELECT 'h4', hlculid_horizon();
+SELECT (SELECT v FROM seen WHERE label = 'in_tx2') < (SELECT v FROM seen WHERE label = 'h4') AS released_after_commit;
+-- the other generators hold it too: bigint ids and transaction groups
+BEGIN;
+INSERT INTO seen SELECT 'big', hlculid_from_bigint(hlculid_generate_bigint());
+SELECT hlculid_horizon_bigint() <= hlculid_to_bigint(v) AS held_for_bigint FROM seen WHERE label = 'big';
+COMMIT;
+SELECT hlculid_horizon_bigint() > hlculid_to_bigint(v) AS bigint_released FROM seen WHERE label = 'big';
+BEGIN;
+INSERT INTO seen SELECT 'tx', hlculid_generate_tx();
+SELECT hlculid_horizon() <= v AS held_for_tx FROM seen WHERE label = 'tx';
+COMMIT;
+SELECT hlculid_horizon() > v AS tx_released FROM seen WHERE label = 'tx';
+-- the bigint horizon is the 128-bit one in bigint form: every bigint id made before is below it
+CREATE TEMP TABLE big AS SELECT unnest(hlculid_generate_bigint_n(100)) AS b;
+SELECT max(b) < hlculid_horizon_bigint() AS bigint_ids_below FROM big;
+SELECT hlculid_bigint_ts(hlculid_horizon_bigint()) = hlculid_ts(hlculid_horizon()) AS same_millisecond;
+-- REPEATABLE READ and SERIALIZABLE: the snapshot predates the horizon
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT err('SELECT hlculid_horizon()');
+SELECT err('SELECT hlculid_horizon_bigint()', false);
+ROLLBACK;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT err('SELECT hlculid_horizon()', false);
+ROLLBACK;
+-- hlculid_read: the next rows after an id, below the horizon, in id order
+CREATE TABLE hz_events (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), n int);
+INSERT INTO hz_events (n) SELECT g FROM generate_series(1, 10) g;
+SELECT n FROM hlculid_read(NULL::hz_events, NULL, 3);
+SELECT n FROM hlculid_read(NULL::hz_events, (SELECT id FROM hz_events WHERE n = 3));
+SELECT count(*) FROM hlculid_read(NULL::hz_events, (SELECT max(id) FROM hz_events));
+CREATE TABLE hz_other (key hlculid, "ORDER" int, v int);
+INSERT INTO hz_other (key, "ORDER", v) SELECT hlculid_generate(), g, g FROM generate_series(1, 3) g;
+SELECT "ORDER" FROM hlculid_read(NULL::hz_other, NULL, 10, 'key');
+SELECT err('SELECT hlculid_read(1, NULL)');
+SELECT err('SELECT hlculid_read(NULL::hz_events, NULL, 0)');
+SELECT err('SELECT hlculid_read(NULL::hz_events, NULL, NULL)');
+SELECT err('SELECT hlculid_read(NULL::hz_events, NULL, 5, ''n'')');
+SELECT err('SELECT hlculid_read(NULL::hz_events, NULL, 5, ''nope'')');
+SELECT err('SELECT hlculid_read(NULL::hz_other, NULL, 5)');
+-- hlculid_horizons: one row per publisher, raised and never lowered
+SELECT hlculid_advance_horizon(5, '017FC21C5E7A-0001-0000-000000000000') AS first;
+SELECT hlculid_advance_horizon(5, '017FC21C5E7A-0000-0000-000000000000') AS not_lowered;
+SELECT hlculid_advance_horizon(5, '017FC21C5E7B-0000-0000-000000000000') AS raised;
+SELECT publisher, horizon FROM hlculid_horizons ORDER BY publisher;
+SELECT err('SELECT hlculid_advance_horizon(NULL, hlculid_generate())');
+SELECT err('SELECT hlculid_advance_horizon(5, NULL)');
+SELECT err('SELECT hlculid_advance_horizon(65536, hlculid_generate())', false);
+SELECT err('SELECT hlculid_advance_horizon(-1, hlculid_generate())', false);
+SELECT err('INSERT INTO hlculid_horizons VALUES (70000, ''017FC21C5E7A-0001-0000-000000000000'', ''2022-03-25'')', false);
+-- this server's own row (publisher 42), from its horizon, the clock brought up to the wall clock
+SELECT hlculid_publish_horizon() <= hlculid_horizon() AS published_at_or_below_live;
+-- (an idle clock is brought up to the wall clock, so the row's time is now)
+SELECT publisher, hlculid_publisher(horizon) = 0 AS exclusive,
+       abs(extract(epoch FROM hlculid_ts(horizon) - clock_timestamp())) < 5 AS near_now
+FROM hlculid_horizons WHERE publisher = 42;
+-- the watermark: the smallest horizon of the publishers named; NULL (never too high) while one
+-- has no row; with no names, every row and this server's own live horizon
+SELECT hlculid_watermark(ARRAY[5]) = '017FC21C5E7B-0000-0000-000000000000' AS one;
+SELECT hlculid_watermark(ARRAY[5, 42]) = '017FC21C5E7B-0000-0000-000000000000' AS smallest;
+SELECT hlculid_watermark(ARRAY[42]) <= hlculid_horizon() AS own_live;
+SELECT hlculid_watermark(ARRAY[5, 6]) IS NULL AS no_row_no_watermark;
+SELECT hlculid_watermark(ARRAY[]::int4[]) IS NULL AS none_named;
+SELECT hlculid_watermark() = '017FC21C5E7B-0000-0000-000000000000' AS every_row;
+SELECT err('SELECT hlculid_watermark(ARRAY[5, NULL])', false);
+SELECT err('SELECT hlculid_watermark(ARRAY[65536])', false);
+DELETE FROM hlculid_horizons WHERE publisher = 5;
+SELECT hlculid_watermark() <= hlculid_horizon() AS own_only;
+DROP TABLE hz_events, hz_other;
+DELETE FROM hlculid_horizons;
