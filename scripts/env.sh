@@ -25,6 +25,12 @@ PG_ROOT=/opt/hlculid
 # another, so that two runs from one checkout keep apart).
 RUN_ROOT=${HLCULID_SCRATCH:-/tmp/hlculid-$(printf '%s' "$REPO" | cksum | cut -d' ' -f1)}
 
+# Where scripts/package.sh writes its artifacts and with which cargo profile it builds: release
+# into target/package/ (make package, make install); make test and make test-full set
+# HLCULID_PROFILE=test-build and HLCULID_PACKAGE_DIR=target/test-package (scripts/test.sh).
+BUILD_PROFILE=${HLCULID_PROFILE:-release}
+PACKAGE_DIR=${HLCULID_PACKAGE_DIR:-$REPO/target/package}
+
 pg_home() { # pg_home MAJOR -> the install's top directory of the wheel's build of MAJOR
   echo "$PG_ROOT/postgresql-${PG_WHEEL_VERSION[$1]}"
 }
@@ -44,7 +50,29 @@ pg_bin() { # pg_bin MAJOR -> bin directory, as its pg_config reports it
 }
 crate_version() { sed -n 's/^version = "\(.*\)"/\1/p' "$REPO/Cargo.toml" | head -1; }
 test_majors() { echo "${HLCULID_TEST_PG:-$ALL_MAJORS}"; }
+# quick (make test) or full (make test-full): which tests run, and at what sizes (tests/TIERS.md)
+test_tier() {
+  case "${HLCULID_TIER:-quick}" in
+    quick | full) echo "${HLCULID_TIER:-quick}" ;;
+    *) echo "HLCULID_TIER must be quick or full, not '$HLCULID_TIER'" >&2; return 1 ;;
+  esac
+}
 as_postgres() { runuser -u postgres -- "$@"; }
+copy_pg_install() { # copy_pg_install PG_CONFIG ROOT: a private copy of that PostgreSQL install
+  # bin (pg_config, initdb, postgres...), the libraries (the wheels' libpq too), share, and the
+  # server headers, each at its own path under ROOT; full copies, never links, so nothing written
+  # into the copy reaches the original. PostgreSQL installs are relocatable (pg_config and postgres
+  # derive every path from their own location), so ROOT$PG_CONFIG is the copy's pg_config.
+  local cfg=$1 root=$2 d
+  rm -rf "$root"
+  for d in "$("$cfg" --bindir)" "$("$cfg" --pkglibdir)" "$("$cfg" --sharedir)" "$("$cfg" --includedir-server)"; do
+    mkdir -p "$root$(dirname "$d")"
+    cp -a "$d" "$root$d"
+  done
+  chmod -R a+rX "$root"
+  [ "$("$root$cfg" --pkglibdir)" = "$root$("$cfg" --pkglibdir)" ] \
+    || { echo "the copy of $cfg in $root does not resolve its own paths" >&2; return 1; }
+}
 for _m in $ALL_MAJORS; do export "HLCULID_PG_CONFIG_$_m=$(pg_config_for "$_m")"; done
 unset _m
 export HLCULID_PG15_WHEEL_CONFIG=$(pg_home 15)/bin/pg_config

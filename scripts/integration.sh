@@ -3,6 +3,8 @@
 # already (scripts/install.sh, or a package). Also puts the frozen install scripts of released
 # versions (sql/released/) where CREATE EXTENSION ... VERSION finds them, for the upgrade tests,
 # into every major set up here (the pg_upgrade test needs the old major's too).
+# HLCULID_TIER=quick (default, make test) or full (make test-full): the tests marked `full` run only
+# in the full tier, and the others read their sizes from it (tests/TIERS.md).
 # Usage: scripts/integration.sh MAJOR [pytest args...]
 set -euo pipefail
 shopt -s extglob
@@ -18,6 +20,7 @@ for m in $ALL_MAJORS; do
     install -m 644 "$f" "$dir/hlculid--$v.sql"
   done
 done
-export HLCULID_PG=$major HLCULID_RUN_ROOT=$RUN_ROOT/integration HLCULID_STAGE_DIR=$REPO/target/package
+export HLCULID_PG=$major HLCULID_RUN_ROOT=$RUN_ROOT/integration HLCULID_STAGE_DIR=$PACKAGE_DIR
+export HLCULID_TIER=$(test_tier)
 cd "$REPO"
-exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider --durations=12 tests/integration "$@"
+exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider --strict-markers --durations=12 --durations-min=1 tests/integration "$@"

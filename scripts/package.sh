@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # make package: builds hlculid (release) for each PostgreSQL major given (default: every supported
-# one) and writes installable artifacts to target/package/:
+# one) and writes installable artifacts to target/package/ (the test tiers: HLCULID_PROFILE=test-build
+# into HLCULID_PACKAGE_DIR=target/test-package, see scripts/env.sh):
 #   hlculid-VERSION-pgMAJOR-linux-ARCH.tar.gz   every major: lib/ and extension/ as pg_config names
 #                                               them, plus install.sh (atomic, see packaging/) and
 #                                               LICENSE
 #   postgresql-MAJOR-hlculid_VERSION-1_ARCH.deb a Debian-packaged PostgreSQL (here: 15), the licence
 #                                               in /usr/share/doc/PACKAGE/copyright (Debian's format)
 # The install script put in is the committed sql/hlculid--VERSION.sql, the same text on every
-# major (scripts/schema-check.sh proves pgrx generates the same objects for each).
+# major (scripts/schema-check.sh proves pgrx generates the same objects for each; the SQL pgrx
+# generated for this build is kept as $RUN_ROOT/schema-MAJOR.sql, which `schema-check.sh --built`
+# reads instead of building again).
 # Usage: scripts/package.sh [--stage-only] [MAJOR | --pg-config PATH]...
 #   --stage-only: only the unpacked tarball directory (what scripts/install.sh installs from)
 # Prints the staged directory of each major, one a line.
@@ -39,7 +42,7 @@ debian_copyright() {
 }
 install_sql=sql/hlculid--$version.sql
 [ -f "$install_sql" ] || { echo "package: $install_sql is missing (scripts/schema-check.sh --bless writes it)" >&2; exit 1; }
-out=$REPO/target/package
+out=$PACKAGE_DIR
 mkdir -p "$out" "$RUN_ROOT"
 
 for cfg in "${configs[@]}"; do
@@ -49,8 +52,9 @@ for cfg in "${configs[@]}"; do
   name=hlculid-$version-pg$major-linux-$arch
   build=$RUN_ROOT/pgrx-package-$major
   rm -rf "$build"
-  cargo pgrx package --pg-config "$cfg" --out-dir "$build" >"$RUN_ROOT/package-$major.log" 2>&1 \
+  cargo pgrx package --profile "$BUILD_PROFILE" --pg-config "$cfg" --out-dir "$build" >"$RUN_ROOT/package-$major.log" 2>&1 \
     || { tail -40 "$RUN_ROOT/package-$major.log" >&2; exit 1; }
+  cp "$build$extdir/hlculid--$version.sql" "$RUN_ROOT/schema-$major.sql.tmp" && mv "$RUN_ROOT/schema-$major.sql.tmp" "$RUN_ROOT/schema-$major.sql"
   stage=$out/$name
   rm -rf "$stage"
   mkdir -p "$stage/lib" "$stage/extension"

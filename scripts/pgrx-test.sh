@@ -32,18 +32,8 @@ fi
 
 exec 9>"$base/pg$major.lock"
 flock 9 # one run per major and checkout at a time: the next one replaces the copy
-rm -rf "$root"
-# bin (pg_config, initdb, postgres...), the libraries (the wheels' libpq too), share, and the server
-# headers; full copies, never links, so nothing written into the copy reaches the original.
-for d in "$("$cfg" --bindir)" "$("$cfg" --pkglibdir)" "$("$cfg" --sharedir)" "$("$cfg" --includedir-server)"; do
-  mkdir -p "$root$(dirname "$d")"
-  cp -a "$d" "$root$d"
-done
-chmod -R a+rX "$base"
-copy_cfg=$root$cfg
-[ "$("$copy_cfg" --pkglibdir)" = "$root$("$cfg" --pkglibdir)" ] \
-  || { echo "pgrx-test: the copy of PostgreSQL $major does not resolve its own paths" >&2; exit 1; }
-
+copy_pg_install "$cfg" "$root"
+chmod -R a+rX "$base/home-pg$major"; chmod a+rX "$base"
 rm -rf "$pgdata"; mkdir -p "$pgdata"; chown postgres: "$pgdata"
 export PGRX_HOME=$home
 cargo pgrx test "pg$major" --runas postgres --pgdata "$pgdata/data" "$@" 9>&- # the lock stays here

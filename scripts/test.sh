@@ -1,20 +1,47 @@
 #!/usr/bin/env bash
-# Everything `make test` runs, on every supported PostgreSQL major (HLCULID_TEST_PG="15 18" to
-# limit): lint, the pure core's unit and property tests, the schema check, and per major the
-# #[pg_test]s, the packages (built, then installed the way a user installs them), the pg_regress
-# suite and the integration tests against real servers; then pg_upgrade 16 -> 18 and the
-# benchmarks at small sizes. Runs every step even after a failure, then prints one summary line
+# make test (HLCULID_TIER=quick, the default) and make test-full (HLCULID_TIER=full), on every
+# supported PostgreSQL major (HLCULID_TEST_PG="15 18" to limit). tests/TIERS.md says what runs in
+# which tier.
+#   both: lint, the pure core's unit, property and fuzz tests, the C declarations; per major one
+#         build (cargo profile test-build, installed the way a package manager installs), the
+#         schema check on the SQL that build generated, the pg_regress suite and the integration
+#         tests (the quick tier at small sizes, without the tests marked `full`);
+#   quick: clippy and the #[pg_test]s on the oldest and the newest major; the packages tested once per
+#         install layout (the .deb on 15, the tarball on the newest other major), in a private copy
+#         of the install; the client recipes against the newest major, a connection smoke test
+#         against the others;
+#   full: clippy, the #[pg_test]s and the packages on every major, every client on every major, the
+#         soak, fault and cluster tests, 1M-row runs, the long fuzz, the benchmarks at small sizes.
+# Nothing is ever removed from the PostgreSQL installs a running server (make demo's) uses.
+# Runs every step even after a failure, prints the slowest steps and tests, then one summary line
 # and fails if any step did.
 set -uo pipefail
 . "$(dirname "$0")/env.sh"
 cd "$REPO"
+tier=$(test_tier) || exit 2
+# The tiers build with the test-build profile (Cargo.toml) into their own package directory; the
+# release profile and target/package/ are make package's.
+BUILD_PROFILE=test-build PACKAGE_DIR=$REPO/target/test-package
+export HLCULID_TIER=$tier HLCULID_PROFILE=$BUILD_PROFILE HLCULID_PACKAGE_DIR=$PACKAGE_DIR
 mkdir -p "$RUN_ROOT"
 majors=$(test_majors)
+oldest=$(echo $majors | awk '{print $1}') newest=$(echo $majors | awk '{print $NF}')
 log_dir=$RUN_ROOT/test-logs
 rm -rf "$log_dir"; mkdir -p "$log_dir"
+rm -f "$RUN_ROOT"/schema-*.sql # written by this run's builds, read by the schema check
 started=$SECONDS
 
-passed=0 failed=0 failed_steps=()
+# What the quick tier runs once per layout or at the edges, the full tier on every major.
+edge_majors=$(echo "$oldest $newest" | tr ' ' '\n' | awk '!seen[$0]++' | xargs)
+bench_majors=$edge_majors
+# install layouts: Debian's (15, the .deb) and the PyPI builds' (the newest of the others)
+layout_majors=$(for m in $majors; do [ "$m" = 15 ] && echo 15; done
+                for m in $majors; do [ "$m" != 15 ] && echo "$m"; done | tail -1)
+layout_majors=$(echo $layout_majors)
+if [ "$tier" = full ]; then edge_majors=$majors layout_majors=$majors; fi
+in_list() { [[ " $2 " == *" $1 "* ]]; }
+
+passed=0 failed=0 failed_steps=() timings=()
 count() { # count LOG: number of tests a step's log reports as passed
   local log=$1 n=0
   n=$(grep -hoE 'test result: ok\. [0-9]+ passed' "$log" | awk '{s+=$4} END {print s+0}')
@@ -36,37 +63,63 @@ step() { # step NAME COMMAND...
     echo "   FAILED ($((SECONDS - t0)) s); last lines of $log:"
     tail -40 "$log" | sed 's/^/   | /'
   fi
+  timings+=("$((SECONDS - t0)) $name")
+}
+install_build() { # install_build MAJOR: this run's build into the shared install, file by rename
+  "$PACKAGE_DIR/hlculid-$(crate_version)-pg$1-linux-$(uname -m)/install.sh" "$(pg_config_for "$1")"
 }
 
+echo "tier: $tier, PostgreSQL $majors"
 step "fmt" cargo fmt --all --check
 step "clippy core" cargo clippy -p hlculid-core --all-targets --all-features -- -D warnings
-for major in $majors; do
+for major in $edge_majors; do # every major builds below; lints on the edges (full: every major)
   step "clippy pg$major" cargo clippy --all-targets --no-default-features --features "pg$major pg_test" -- -D warnings
 done
-step "core unit and property tests" cargo test -p hlculid-core --all-features
-step "schema snapshot" scripts/schema-check.sh
+# core/tests/fuzz.rs: 1M cases per target in the full tier (its default), 50,000 in the quick one
+fuzz_cases=${HLCULID_FUZZ_CASES:-$([ "$tier" = full ] && echo 1000000 || echo 50000)}
+step "core unit, property and fuzz tests" env HLCULID_FUZZ_CASES="$fuzz_cases" cargo test -p hlculid-core --all-features
 step "C declarations against each major's headers" scripts/check-c-decls.sh $majors
+# One build per major (profile test-build): the tarball (and the .deb on 15) and the SQL pgrx
+# generated, which the schema check reads; installed into the shared install the way a package
+# manager installs (each file renamed into place), so a running server keeps what it loaded.
+for major in $majors; do
+  step "build pg$major" scripts/package.sh "$major"
+  step "install pg$major" install_build "$major"
+done
+step "schema check" scripts/schema-check.sh --built
 for major in $majors; do
   # cargo pgrx test, installed into and run from a private copy of the PostgreSQL install: the
   # shared install (make install's, make demo's) and any server running from it are never written.
-  step "pg_test pg$major" scripts/pgrx-test.sh "$major"
-  step "package pg$major" scripts/package.sh "$major"
-  step "install pg$major from its package" scripts/package-test.sh install "$major"
+  in_list "$major" "$edge_majors" && step "pg_test pg$major" scripts/pgrx-test.sh "$major"
+  # install, remove and install again from the package, in a private copy of the install
+  in_list "$major" "$layout_majors" && step "package pg$major" scripts/package-test.sh "$major"
   step "pg_regress pg$major" scripts/regress.sh "$major"
   step "integration pg$major" scripts/integration.sh "$major"
-  step "clients pg$major" scripts/clients.sh "$major"
-  step "remove and reinstall pg$major package" scripts/package-test.sh reinstall "$major"
+  if [ "$tier" = full ] || [ "$major" = "$newest" ]; then
+    step "clients pg$major" scripts/clients.sh "$major"
+  else
+    step "clients smoke pg$major" scripts/clients.sh "$major" -m smoke
+  fi
 done
-# The benchmark suite at small sizes, so it never rots (release builds are installed by now), on
-# the oldest and the newest major under test: the same code on each, and 18 has the uuidv7 peers.
-bench_majors=$(echo $majors | awk '{print $1 ($NF != $1 ? " " $NF : "")}')
-step "bench --quick" scripts/bench.sh --quick --no-install --pg $bench_majors
-step "crate bench --quick" cargo bench -p hlculid-core --bench ids -- --quick
+if [ "$tier" = full ]; then
+  # The benchmark suite at small sizes, so it never rots, on the oldest and the newest major: the
+  # same code on each, and 18 has the uuidv7 peers. (The test-build profile: no thresholds.)
+  step "bench --quick" scripts/bench.sh --quick --no-install --pg $bench_majors
+  step "crate bench --quick" cargo bench -p hlculid-core --bench ids -- --quick
+fi
 
 echo
+echo "slowest steps:"
+printf '%s\n' "${timings[@]}" | sort -rn | head -8 | awk '{t=$1; $1=""; printf "  %4d s %s\n", t, $0}'
+echo "slowest tests (pytest):"
+for log in "$log_dir"/integration_pg*.log "$log_dir"/clients*_pg*.log; do
+  [ -f "$log" ] || continue
+  major=$(basename "$log" .log | sed 's/.*_pg//')
+  grep -E '^[0-9.]+s (call|setup|teardown) ' "$log" | sed "s/\$/ (pg$major)/"
+done | sort -rn | head -12 | sed 's/^/  /'
 if [ $failed -gt 0 ]; then
   echo "failed steps: ${failed_steps[*]} (logs in $log_dir)"
 fi
-echo "make test took $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s"
+echo "make test$([ "$tier" = full ] && echo -full) took $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s"
 echo "tests: $passed passed, $failed failed"
 [ $failed -eq 0 ]

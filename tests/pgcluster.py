@@ -30,6 +30,34 @@ import psycopg
 PG = os.environ.get("HLCULID_PG", "15")
 RUN_ROOT = Path(os.environ.get("HLCULID_RUN_ROOT", "/tmp/hlculid-integration"))
 FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+# make test (quick) or make test-full (full): tests marked `full` run only in the full tier, and
+# tests read their sizes from FULL (tests/TIERS.md lists what runs where).
+TIER = os.environ.get("HLCULID_TIER", "quick")
+if TIER not in ("quick", "full"):
+    raise RuntimeError(f"HLCULID_TIER must be quick or full, not {TIER!r}")
+FULL = TIER == "full"
+
+
+def by_tier(quick, full):
+    """A size for the tier under test: `quick` in make test, `full` in make test-full."""
+    return full if FULL else quick
+
+
+def register_tier_markers(config):
+    """The markers of both test directories (their conftest.py calls this from pytest_configure)."""
+    config.addinivalue_line("markers", "full: runs only in the full tier (make test-full, HLCULID_TIER=full)")
+    config.addinivalue_line("markers", "smoke: the connection smoke test run on every major in the quick tier")
+
+
+def deselect_for_tier(config, items):
+    """Drops the tests marked `full` unless the tier is full (from pytest_collection_modifyitems)."""
+    if FULL:
+        return
+    keep = [i for i in items if i.get_closest_marker("full") is None]
+    dropped = [i for i in items if i.get_closest_marker("full") is not None]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
 
 
 def pg_config(major=None):

@@ -10,9 +10,17 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "clients" / "python"))
-from pgcluster import Cluster  # noqa: E402
+from pgcluster import Cluster, deselect_for_tier, register_tier_markers  # noqa: E402
 
 N = 10_000
+
+
+def pytest_configure(config):
+    register_tier_markers(config)
+
+
+def pytest_collection_modifyitems(config, items):
+    deselect_for_tier(config, items)
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ import pytest
 HERE = Path(__file__).resolve().parent
 
 
-@pytest.mark.parametrize("script, done", [("node_roundtrip.js", "node recipe: ok"),
+@pytest.mark.parametrize("script, done", [pytest.param("node_roundtrip.js", "node recipe: ok", marks=pytest.mark.smoke),
                                           ("node_bigint.js", "node bigint: ok"),
                                           ("node_drizzle.js", "node drizzle: ok")])
 def test_node_pg_recipe(server, script, done):

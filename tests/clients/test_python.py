@@ -14,6 +14,7 @@ from conftest import N
 from hlculid_client import Generator, Hlculid, register_asyncpg, register_psycopg
 
 
+@pytest.mark.smoke  # make test's connection smoke test on every major (scripts/test.sh)
 def test_the_id_type_reads_every_form_and_matches_the_server(dsn):
     with psycopg.connect(dsn) as conn:
         text, ulid, uuid_text, hexs = conn.execute(

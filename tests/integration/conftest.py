@@ -7,7 +7,15 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from pgcluster import Cluster  # noqa: E402
+from pgcluster import Cluster, deselect_for_tier, register_tier_markers  # noqa: E402
+
+
+def pytest_configure(config):
+    register_tier_markers(config)
+
+
+def pytest_collection_modifyitems(config, items):
+    deselect_for_tier(config, items)
 
 
 @pytest.fixture

@@ -12,7 +12,8 @@ from pgcluster import PG
 
 SECONDS = 30
 
-pytestmark = pytest.mark.skipif(str(PG) != "18", reason="active-active runs on the newest tested major (18)")
+pytestmark = [pytest.mark.full,  # make test-full (tests/TIERS.md)
+              pytest.mark.skipif(str(PG) != "18", reason="active-active runs on the newest tested major (18)")]
 
 
 def test_three_writable_servers_converge_without_conflicts(make_cluster):

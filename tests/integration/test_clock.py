@@ -24,6 +24,7 @@ def setup_ext(c):
     c.sql("CREATE EXTENSION IF NOT EXISTS hlculid")
 
 
+@pytest.mark.full  # a 30 s soak: make test-full
 def test_preempted_sessions_report_no_backward_step_that_never_happened(make_cluster):
     """Four generating sessions and two CPU hogs on this 2-core machine for 30 s, the clock never
     moved: a session preempted between reading the clock and ticking holds a reading older than

@@ -40,6 +40,7 @@ def writer_pid(c):
     return int(out[0])
 
 
+@pytest.mark.full  # a full disk (tmpfs): make test-full
 def test_full_data_directory_stops_ids_with_58030_and_they_resume_by_themselves(make_cluster):
     c = make_cluster("diskfull", conf=["hlculid.publisher_id = 5"])
     # the data directory on its own small tmpfs, so that filling it touches nothing else
@@ -111,7 +112,9 @@ OUTSIDE = {"after 10889": ("+290000000000", "s after the Unix epoch"),
            "at the epoch": ("1970-01-01 00:00:00", "the Unix epoch itself")}
 
 
-@pytest.mark.parametrize("case", OUTSIDE)
+# make test: the epoch (an unset clock); make test-full: the other two as well
+@pytest.mark.parametrize("case", [c if c == "at the epoch" else pytest.param(c, marks=pytest.mark.full)
+                                  for c in OUTSIDE])
 def test_a_system_clock_outside_the_id_range_issues_nothing_and_moves_nothing(make_cluster, case):
     spec, reads = OUTSIDE[case]
     c = make_cluster("timeedge", faketime=True, conf=["hlculid.publisher_id = 6"]).start()

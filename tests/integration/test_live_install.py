@@ -26,6 +26,10 @@ VERSION = re.search(r'^version = "(.+)"', (REPO / "Cargo.toml").read_text(), re.
 STAGE = Path(os.environ.get("HLCULID_STAGE_DIR", REPO / "target" / "package")) / \
     f"hlculid-{VERSION}-pg{PG}-linux-{os.uname().machine}"
 
+# Live installs over a running server: make test-full (tests/TIERS.md); make test installs each
+# build the same way (scripts/test.sh) and tests the packages in a copy (scripts/package-test.sh).
+pytestmark = pytest.mark.full
+
 needs_stage = pytest.mark.skipif(not (STAGE / "install.sh").exists(),
                                  reason=f"no staged build at {STAGE} (scripts/package.sh {PG})")
 

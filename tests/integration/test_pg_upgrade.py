@@ -23,7 +23,8 @@ WHEEL15 = os.environ.get("HLCULID_PG15_WHEEL_CONFIG", "")
 STAGE15 = Path(os.environ.get("HLCULID_STAGE_DIR", REPO / "target" / "package")) / \
     f"hlculid-{CURRENT}-pg15-linux-{os.uname().machine}"
 
-pytestmark = pytest.mark.skipif(PG != "18", reason="pg_upgrade is tested into PostgreSQL 18")
+pytestmark = [pytest.mark.full,  # make test-full (tests/TIERS.md)
+              pytest.mark.skipif(PG != "18", reason="pg_upgrade is tested into PostgreSQL 18")]
 
 
 def pkglibdir(config):

@@ -92,6 +92,7 @@ def test_observed_cause_sorts_before_its_effect_on_the_aggregator(fleet):
                    "WHERE e.seq = 2 AND e.origin = 'B'") is True
 
 
+@pytest.mark.full  # make test-full
 def test_failover_to_a_standby_keeps_order_after_observing_the_last_id(make_cluster):
     """A promoted physical standby resumes from its own clock: its first ids can sort before the
     last ids of the old primary (here the standby's clock is 5 s behind). Observing the largest

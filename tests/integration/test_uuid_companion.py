@@ -195,6 +195,7 @@ def window_plan(conn, cast):
     return plan
 
 
+@pytest.mark.full  # a million rows: make test-full
 def test_a_one_hour_window_is_an_index_range_scan_on_the_uuid_key(ids):
     """Ids over 30 days in a uuid primary key, 1M on the companion (a 1,389-row hour) and 200k
     with the extension: the portable form (`::uuid` on the bounds) is a range scan of the key's
