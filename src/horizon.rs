@@ -84,7 +84,11 @@ fn layout() -> (usize, usize, usize) {
     };
     let holds_at = std::mem::size_of::<Header>();
     let slots_at = (holds_at + nholds * std::mem::size_of::<Hold>()).next_multiple_of(64);
-    (nslots, nholds, slots_at + nslots * std::mem::size_of::<Slot>())
+    (
+        nslots,
+        nholds,
+        slots_at + nslots * std::mem::size_of::<Slot>(),
+    )
 }
 
 /// Registers the shared memory; `_PG_init` calls it during `shared_preload_libraries` only.
@@ -149,7 +153,9 @@ fn header() -> Option<&'static Header> {
 fn holds(h: &'static Header) -> &'static [Hold] {
     // SAFETY: `layout` put `nholds` holds right after the header, inside the region.
     unsafe {
-        let base = (h as *const Header).cast::<u8>().add(std::mem::size_of::<Header>());
+        let base = (h as *const Header)
+            .cast::<u8>()
+            .add(std::mem::size_of::<Header>());
         std::slice::from_raw_parts(base.cast::<Hold>(), h.nholds)
     }
 }
@@ -209,7 +215,8 @@ pub fn hold_fast() -> bool {
 
 fn set(slot: &Slot) {
     // SAFETY: MyProcPid is set once at process start.
-    slot.pid.store(unsafe { pg_sys::MyProcPid }, Ordering::Relaxed);
+    slot.pid
+        .store(unsafe { pg_sys::MyProcPid }, Ordering::Relaxed);
     // The lowest value any tick after this load can take; the tick's AcqRel step publishes it.
     slot.lowest
         .store(shmem::clock_preloaded().current() + 1, Ordering::Release);
@@ -299,12 +306,15 @@ fn add_hold(xid: pg_sys::TransactionId, lowest: u64) {
         e.lowest.fetch_min(lowest, Ordering::AcqRel);
         return;
     }
-    let free = holds.iter().find(|e| e.xid.load(Ordering::Relaxed) == 0).or_else(|| {
-        // Reuse the hold of a transaction that has ended.
-        holds.iter().find(|e| {
-            !in_progress(e.xid.load(Ordering::Relaxed))
-        })
-    });
+    let free = holds
+        .iter()
+        .find(|e| e.xid.load(Ordering::Relaxed) == 0)
+        .or_else(|| {
+            // Reuse the hold of a transaction that has ended.
+            holds
+                .iter()
+                .find(|e| !in_progress(e.xid.load(Ordering::Relaxed)))
+        });
     match free {
         Some(e) => {
             if e.xid.load(Ordering::Relaxed) == 0 {
@@ -336,13 +346,11 @@ fn load_prepared(h: &'static Header) {
         h.started_at
     );
     let xids: Vec<u32> = Spi::connect(|client| {
-        client
-            .select(&query, None, &[])
-            .map(|rows| {
-                rows.filter_map(|r| r.get::<i64>(1).ok().flatten())
-                    .map(|x| x as u32)
-                    .collect()
-            })
+        client.select(&query, None, &[]).map(|rows| {
+            rows.filter_map(|r| r.get::<i64>(1).ok().flatten())
+                .map(|x| x as u32)
+                .collect()
+        })
     })
     .unwrap_or_default();
     if !xids.is_empty() {
@@ -370,7 +378,9 @@ fn load_prepared(h: &'static Header) {
 
 /// The persisted floor; a damaged file counts as none (the minimum id is always safe).
 fn persist_load_floor() -> Option<u64> {
-    persist::load_named(&shmem::data_dir(), FLOOR_FILE).ok().flatten()
+    persist::load_named(&shmem::data_dir(), FLOOR_FILE)
+        .ok()
+        .flatten()
 }
 
 /// The background writer's step: makes the largest horizon returned durable (it only grows; the
@@ -409,7 +419,9 @@ pub fn compute() -> u64 {
             }
         }
     }
-    h.published.fetch_max(horizon, Ordering::AcqRel).max(horizon)
+    h.published
+        .fetch_max(horizon, Ordering::AcqRel)
+        .max(horizon)
 }
 
 fn not_available() -> ! {
@@ -462,7 +474,7 @@ fn hlculid_horizon() -> Hlculid {
 pub fn bigint_bound(h: u64) -> Option<i64> {
     let ms = h >> 16;
     let counter = (h & 0xFFFF).min(2048);
-    (ms < 1 << 42).then(|| ((ms << 21) | (counter << 10)) as i64)
+    (ms < 1 << 42).then_some(((ms << 21) | (counter << 10)) as i64)
 }
 
 /// SQL `hlculid_horizon_bigint()`: the horizon for bigint ids (the same clock).

@@ -51,7 +51,7 @@ pub extern "C-unwind" fn hlculid_hwm_writer_main(_arg: pg_sys::Datum) {
     loop {
         // The horizon's floor, once a second (src/horizon.rs): the largest horizon returned.
         ticks = ticks.wrapping_add(1);
-        if ticks % 10 == 0 {
+        if ticks.is_multiple_of(10) {
             match crate::horizon::persist_floor() {
                 Ok(()) => floor_failing = false,
                 Err(e) if !floor_failing => {

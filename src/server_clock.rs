@@ -7,8 +7,8 @@
 //! a burst past the window, an observe further ahead) extends it itself under `PERSIST_LOCK`.
 
 use crate::errors::{Condition, UserError};
-use crate::{horizon, settings};
 use crate::shmem::{self, MarkDamage, PERSIST_LOCK};
+use crate::{horizon, settings};
 use hlculid_core::clock::{ClockError, Tick, FULL_COUNTER};
 use hlculid_core::durable::{DurableClock, MarkStore, Refusal};
 use hlculid_core::{persist, Id};
