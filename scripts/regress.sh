@@ -7,7 +7,7 @@ set -euo pipefail
 . "$(dirname "$0")/env.sh"
 major=$1; shift
 
-tests=(setup type io functions operators indexes casts copy generate clock bigint window worked_example partitions uuidv7 tx backfill string_params)
+tests=(setup type io functions operators indexes casts copy generate clock bigint window worked_example partitions uuidv7 tx backfill string_params horizon)
 [ "$major" -ge 16 ] && tests+=(soft_errors)   # soft input errors (pg_input_is_valid) are PG16+
 [ "$major" -ge 17 ] && tests+=(copy_on_error) # COPY ... ON_ERROR is PG17+
 [ "$major" -ge 18 ] && tests+=(skip_scan)     # btree skip scan is PG18+
