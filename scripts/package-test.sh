@@ -42,13 +42,14 @@ expected=("$libdir/hlculid.so" "$extdir/hlculid.control" "$extdir/hlculid--$vers
 for f in sql/hlculid--*--*.sql; do expected+=("$extdir/$(basename "$f")"); done
 
 # dpkg on the copy: --root puts files under it and keeps its database in $root/var/lib/dpkg,
-# seeded with the machine's package list (status only: the packages hlculid depends on are
-# installed, and no other package's files are in the copy).
+# seeded with the machine's (the package list and who owns which file): the packages hlculid
+# depends on are installed, and a file of another package would be a conflict, as on the machine.
 priv_dpkg() { DEBIAN_FRONTEND=noninteractive dpkg --root="$root" --force-bad-path "$@"; }
 if [ -n "$deb" ]; then
   admin=$root/var/lib/dpkg
   mkdir -p "$admin/info" "$admin/updates" "$admin/triggers"
   cp /var/lib/dpkg/status "$admin/status"
+  cp /var/lib/dpkg/info/*.list "$admin/info/"
   touch "$admin/available"
 fi
 
