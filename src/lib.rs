@@ -29,6 +29,7 @@ mod extract;
 mod generate;
 mod generate_at;
 mod horizon;
+mod horizon_publisher;
 mod hwm_writer;
 mod introspect;
 mod io;
@@ -64,6 +65,7 @@ pub extern "C-unwind" fn _PG_init() {
     horizon::init();
     xact::register();
     hwm_writer::register();
+    horizon_publisher::register();
 }
 
 #[cfg(any(test, feature = "pg_test"))]

@@ -1,14 +1,18 @@
-//! Configuration: `hlculid.publisher_id` and `hlculid.max_clock_skew`. Both are set in
-//! postgresql.conf only (postmaster and sighup contexts), so no ordinary role can change them.
+//! Configuration: `hlculid.publisher_id`, `hlculid.max_clock_skew`, `hlculid.horizon_interval`
+//! and `hlculid.horizon_database`. All are set in postgresql.conf only (postmaster and sighup
+//! contexts), so no ordinary role can change them.
 //! They exist only when hlculid is in `shared_preload_libraries`.
 
 use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
 use pgrx::prelude::*;
+use std::ffi::CString;
 use std::sync::OnceLock;
 
 /// -1 means "not set": derive one from the cluster's system identifier.
 static PUBLISHER_ID: GucSetting<i32> = GucSetting::<i32>::new(-1);
 static MAX_CLOCK_SKEW_MS: GucSetting<i32> = GucSetting::<i32>::new(500);
+static HORIZON_INTERVAL_MS: GucSetting<i32> = GucSetting::<i32>::new(1000);
+static HORIZON_DATABASE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 
 /// Called from `_PG_init` during `shared_preload_libraries` processing only: a postmaster-context
 /// setting defined later is a FATAL error in PostgreSQL.
@@ -32,6 +36,24 @@ pub fn define() {
         86_400_000,
         GucContext::Sighup,
         GucFlags::UNIT_MS,
+    );
+    GucRegistry::define_int_guc(
+        c"hlculid.horizon_interval",
+        c"How often the background worker writes this server's row of hlculid_horizons (0 = never).",
+        c"The row is written in the database named by hlculid.horizon_database; watermarks on subscribers lag by about this much.",
+        &HORIZON_INTERVAL_MS,
+        0,
+        3_600_000,
+        GucContext::Sighup,
+        GucFlags::UNIT_MS,
+    );
+    GucRegistry::define_string_guc(
+        c"hlculid.horizon_database",
+        c"Database in which the background worker writes this server's row of hlculid_horizons (unset = never).",
+        c"The database whose publication carries the events and hlculid_horizons; hlculid must be installed there.",
+        &HORIZON_DATABASE,
+        GucContext::Sighup,
+        GucFlags::default(),
     );
     // SAFETY: called while loading the library, with a static C string.
     unsafe { pg_sys::MarkGUCPrefixReserved(c"hlculid".as_ptr()) };
@@ -89,4 +111,17 @@ pub fn publisher_fast() -> u16 {
 
 pub fn max_clock_skew_ms() -> u64 {
     MAX_CLOCK_SKEW_MS.get().max(0) as u64
+}
+
+/// `hlculid.horizon_interval` in ms (0: the horizon is not published).
+pub fn horizon_interval_ms() -> u64 {
+    HORIZON_INTERVAL_MS.get().max(0) as u64
+}
+
+/// `hlculid.horizon_database`, if set to a name.
+pub fn horizon_database() -> Option<String> {
+    HORIZON_DATABASE
+        .get()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.is_empty())
 }
