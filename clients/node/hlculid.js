@@ -219,6 +219,24 @@ class Generator {
     }
     return bigintFromFields(this._ms, this._counter, this.publisher);
   }
+  // The horizon an application publisher reports (hlculid_advance_horizon(publisher, horizon) on
+  // the server): every id made before the call is below it, every id made after is at or above
+  // it; the clock is first brought up to the wall clock, so an idle publisher's horizon moves.
+  horizon() {
+    this._tick();
+    let { _ms: ms, _counter: counter } = this;
+    if (counter === 0xffff) {
+      ms += 1;
+      counter = 0;
+    } else {
+      counter += 1;
+    }
+    const hi = Math.floor(ms / 0x1000000);
+    const lo = ms % 0x1000000;
+    return `${HEX_BYTE[hi >> 16]}${HEX_BYTE[(hi >> 8) & 0xff]}${HEX_BYTE[hi & 0xff]}` +
+      `${HEX_BYTE[lo >> 16]}${HEX_BYTE[(lo >> 8) & 0xff]}${HEX_BYTE[lo & 0xff]}-` +
+      `${HEX_BYTE[counter >> 8]}${HEX_BYTE[counter & 0xff]}-0000-000000000000`;
+  }
   // The receive rule: later ids sort after id (any text form).
   observe(id) {
     const buf = Buffer.from(canonical(id).replace(/-/g, ''), 'hex');

@@ -336,6 +336,17 @@ class Generator:
             self._logical = logical
         return BigId.from_fields(logical >> 16, logical & 0xFFFF, self.publisher)
 
+    def horizon(self):
+        """The horizon an application publisher reports (hlculid_advance_horizon(publisher,
+        horizon) on the server): every id made before the call is below it, every id made after
+        is at or above it. The clock is first brought up to the wall clock, so an idle
+        publisher's horizon moves with time. Report it once every id made before it was sent."""
+        wall = time.time_ns() // 1_000_000 << 16
+        with self._lock:
+            logical = max(self._logical + 1, wall)
+            self._logical = logical
+        return Hlculid(int=(logical + 1) << 64)
+
     def observe(self, remote):
         """The receive rule: later ids sort after remote."""
         with self._lock:

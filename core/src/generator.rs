@@ -356,6 +356,16 @@ impl Generator {
             .observe(remote.logical(), self.max_skew_ms, now_ms)?)
     }
 
+    /// The horizon an application publisher reports (`hlculid_advance_horizon(publisher,
+    /// horizon)` on the server): every id this generator made before the call is below it, and
+    /// every id it makes afterwards is at or above it. The clock is first brought up to the wall
+    /// clock, so an idle publisher's horizon moves with time. Report it once every id made
+    /// before the call has been sent (the server's ingester commits it).
+    pub fn horizon(&self) -> Result<Id, Error> {
+        self.take(1)?;
+        Ok(Id::from_logical(self.clock.current() + 1, 0, 0))
+    }
+
     /// The clock's counters (backward steps of the system clock seen, counter carries, observes,
     /// waits at the run-ahead bound).
     pub fn stats(&self) -> Stats {

@@ -173,3 +173,29 @@ fn bigint_ids_refuse_a_publisher_over_1023() {
     // and nothing was taken
     assert_eq!(ids.stats().logical, 0);
 }
+
+#[test]
+fn the_horizon_lies_between_the_ids_made_before_and_after_it() {
+    let ids = Generator::new(7);
+    let before = ids.generate_n(1000).unwrap();
+    let h = ids.horizon().unwrap();
+    let after = ids.generate().unwrap();
+    assert!(before.iter().all(|id| *id < h));
+    assert!(h <= after);
+    // exclusive, with no publisher or random bits
+    assert_eq!(h.to_u128() & u128::from(u64::MAX), 0);
+    // a bigint id made after it is at or above it too
+    let big = ids.generate_bigint().unwrap();
+    assert!(h <= big.to_id());
+}
+
+#[test]
+fn an_idle_generator_s_horizon_moves_with_the_wall_clock() {
+    let ids = Generator::new(7);
+    let id = ids.generate().unwrap();
+    let h1 = ids.horizon().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let h2 = ids.horizon().unwrap();
+    assert!(id < h1 && h1 < h2);
+    assert!(h2.to_u128() >> 80 > id.to_u128() >> 80, "the horizon's millisecond moved on");
+}
