@@ -197,5 +197,8 @@ fn an_idle_generator_s_horizon_moves_with_the_wall_clock() {
     std::thread::sleep(std::time::Duration::from_millis(5));
     let h2 = ids.horizon().unwrap();
     assert!(id < h1 && h1 < h2);
-    assert!(h2.to_u128() >> 80 > id.to_u128() >> 80, "the horizon's millisecond moved on");
+    assert!(
+        h2.to_u128() >> 80 > id.to_u128() >> 80,
+        "the horizon's millisecond moved on"
+    );
 }
