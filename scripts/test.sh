@@ -6,14 +6,14 @@
 #         build (cargo profile test-build, installed the way a package manager installs), the
 #         schema check on the SQL that build generated, the pg_regress suite and the integration
 #         tests (the quick tier at small sizes, without the tests marked `full`);
-#   quick: clippy and the #[pg_test]s on the oldest and the newest major; the packages tested once per
-#         install layout (the .deb on 15, the tarball on the newest other major), in a private copy
-#         of the install; the client recipes against the newest major, a connection smoke test
-#         against the others;
+#   quick: clippy of the extension on the newest major, the #[pg_test]s on the oldest and the
+#         newest; the packages tested once per install layout (the .deb on 15, the tarball on the
+#         newest other major), in a private copy of the install; the client recipes against the
+#         newest major, a connection smoke test against the others;
 #   full: clippy, the #[pg_test]s and the packages on every major, every client on every major, the
 #         soak, fault and cluster tests, 1M-row runs, the long fuzz, the benchmarks at small sizes.
 # Nothing is ever removed from the PostgreSQL installs a running server (make demo's) uses.
-# Runs every step even after a failure, prints the slowest steps and tests, then one summary line
+# The tests of each major run while the next one builds. Runs every step even after a failure, prints the slowest steps and tests, then one summary line
 # and fails if any step did.
 set -uo pipefail
 . "$(dirname "$0")/env.sh"
@@ -38,10 +38,12 @@ bench_majors=$edge_majors
 layout_majors=$(for m in $majors; do [ "$m" = 15 ] && echo 15; done
                 for m in $majors; do [ "$m" != 15 ] && echo "$m"; done | tail -1)
 layout_majors=$(echo $layout_majors)
-if [ "$tier" = full ]; then edge_majors=$majors layout_majors=$majors; fi
+clippy_majors=$newest # every major builds below; the lints on the newest (full: every major)
+if [ "$tier" = full ]; then edge_majors=$majors layout_majors=$majors clippy_majors=$majors; fi
 in_list() { [[ " $2 " == *" $1 "* ]]; }
 
-passed=0 failed=0 failed_steps=() timings=()
+results=$log_dir/results # one line a step: "ok|FAILED TESTS SECONDS NAME", from every process
+: >"$results"
 count() { # count LOG: number of tests a step's log reports as passed
   local log=$1 n=0
   n=$(grep -hoE 'test result: ok\. [0-9]+ passed' "$log" | awk '{s+=$4} END {print s+0}')
@@ -52,27 +54,51 @@ count() { # count LOG: number of tests a step's log reports as passed
 step() { # step NAME COMMAND...
   local name=$1; shift
   local log=$log_dir/${name//[^a-zA-Z0-9_-]/_}.log
-  local t0=$SECONDS
+  local t0=$SECONDS n
   echo "== $name"
   if "$@" >"$log" 2>&1; then
-    local n; n=$(count "$log")
-    passed=$((passed + n))
+    n=$(count "$log")
     echo "   ok ($n tests, $((SECONDS - t0)) s)"
+    echo "ok $n $((SECONDS - t0)) $name" >>"$results"
   else
-    failed=$((failed + 1)); failed_steps+=("$name")
     echo "   FAILED ($((SECONDS - t0)) s); last lines of $log:"
     tail -40 "$log" | sed 's/^/   | /'
+    echo "FAILED 0 $((SECONDS - t0)) $name" >>"$results"
   fi
-  timings+=("$((SECONDS - t0)) $name")
 }
 install_build() { # install_build MAJOR: this run's build into the shared install, file by rename
   "$PACKAGE_DIR/hlculid-$(crate_version)-pg$1-linux-$(uname -m)/install.sh" "$(pg_config_for "$1")"
+}
+tests_of() { # tests_of MAJOR: what runs against the installed build of one major (no cargo build)
+  local major=$1
+  # install, remove and install again from the package, in a private copy of the install
+  in_list "$major" "$layout_majors" && step "package pg$major" scripts/package-test.sh "$major"
+  step "pg_regress pg$major" scripts/regress.sh "$major"
+  step "integration pg$major" scripts/integration.sh "$major"
+  if [ "$tier" = full ] || [ "$major" = "$newest" ]; then
+    step "clients pg$major" scripts/clients.sh "$major"
+  else
+    step "clients smoke pg$major" scripts/clients.sh "$major" -m smoke
+  fi
+}
+# The tests of one major run in the background while the next major builds (the builds keep both
+# cores busy, the tests mostly wait on servers); one major's tests at a time, output kept together.
+tests_pid=
+start_tests() {
+  "$@" >"$log_dir/tests-$2.out" 2>&1 &
+  tests_pid=$!
+}
+join_tests() {
+  [ -n "$tests_pid" ] || return 0
+  wait "$tests_pid"
+  cat "$log_dir"/tests-*.out; rm -f "$log_dir"/tests-*.out
+  tests_pid=
 }
 
 echo "tier: $tier, PostgreSQL $majors"
 step "fmt" cargo fmt --all --check
 step "clippy core" cargo clippy -p hlculid-core --all-targets --all-features -- -D warnings
-for major in $edge_majors; do # every major builds below; lints on the edges (full: every major)
+for major in $clippy_majors; do
   step "clippy pg$major" cargo clippy --all-targets --no-default-features --features "pg$major pg_test" -- -D warnings
 done
 # core/tests/fuzz.rs: 1M cases per target in the full tier (its default), 50,000 in the quick one
@@ -85,41 +111,38 @@ step "C declarations against each major's headers" scripts/check-c-decls.sh $maj
 for major in $majors; do
   step "build pg$major" scripts/package.sh "$major"
   step "install pg$major" install_build "$major"
+  join_tests
+  start_tests tests_of "$major"
 done
 step "schema check" scripts/schema-check.sh --built
-for major in $majors; do
-  # cargo pgrx test, installed into and run from a private copy of the PostgreSQL install: the
-  # shared install (make install's, make demo's) and any server running from it are never written.
-  in_list "$major" "$edge_majors" && step "pg_test pg$major" scripts/pgrx-test.sh "$major"
-  # install, remove and install again from the package, in a private copy of the install
-  in_list "$major" "$layout_majors" && step "package pg$major" scripts/package-test.sh "$major"
-  step "pg_regress pg$major" scripts/regress.sh "$major"
-  step "integration pg$major" scripts/integration.sh "$major"
-  if [ "$tier" = full ] || [ "$major" = "$newest" ]; then
-    step "clients pg$major" scripts/clients.sh "$major"
-  else
-    step "clients smoke pg$major" scripts/clients.sh "$major" -m smoke
-  fi
+# cargo pgrx test, installed into and run from a private copy of the PostgreSQL install: the shared
+# install (make install's, make demo's) and any server running from it are never written.
+for major in $edge_majors; do
+  step "pg_test pg$major" scripts/pgrx-test.sh "$major"
 done
+join_tests
 if [ "$tier" = full ]; then
   # The benchmark suite at small sizes, so it never rots, on the oldest and the newest major: the
   # same code on each, and 18 has the uuidv7 peers. (The test-build profile: no thresholds.)
   step "bench --quick" scripts/bench.sh --quick --no-install --pg $bench_majors
   step "crate bench --quick" cargo bench -p hlculid-core --bench ids -- --quick
 fi
+passed=$(awk '{s+=$2} END {print s+0}' "$results")
+failed=$(grep -c '^FAILED' "$results")
+failed_steps=$(grep '^FAILED' "$results" | cut -d' ' -f4- | paste -sd, -)
 
 echo
 echo "slowest steps:"
-printf '%s\n' "${timings[@]}" | sort -rn | head -8 | awk '{t=$1; $1=""; printf "  %4d s %s\n", t, $0}'
+sort -k3,3rn "$results" | head -8 | awk '{t=$3; $1=$2=$3=""; sub(/^ +/, ""); printf "  %4d s  %s\n", t, $0}'
 echo "slowest tests (pytest):"
 for log in "$log_dir"/integration_pg*.log "$log_dir"/clients*_pg*.log; do
   [ -f "$log" ] || continue
   major=$(basename "$log" .log | sed 's/.*_pg//')
   grep -E '^[0-9.]+s (call|setup|teardown) ' "$log" | sed "s/\$/ (pg$major)/"
 done | sort -rn | head -12 | sed 's/^/  /'
-if [ $failed -gt 0 ]; then
-  echo "failed steps: ${failed_steps[*]} (logs in $log_dir)"
+if [ "$failed" -gt 0 ]; then
+  echo "failed steps: $failed_steps (logs in $log_dir)"
 fi
 echo "make test$([ "$tier" = full ] && echo -full) took $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s"
 echo "tests: $passed passed, $failed failed"
-[ $failed -eq 0 ]
+[ "$failed" -eq 0 ]
