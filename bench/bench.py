@@ -2,7 +2,7 @@
 side, on the same server in the same run, and reports medians (min and max over the runs) and
 ratios. Run through scripts/bench.sh, which installs a release build first.
 
-  bench.py [--quick] [--pg 15 18] [--only generation inserts sorting ranges textio companion clients] [--out DIR]
+  bench.py [--quick] [--pg 15 18] [--only generation inserts sorting ranges textio companion horizon clients] [--out DIR]
 
 A full run over several majors runs every workload on the newest and, on the others, the two
 whose peers differ between majors (generation, text I/O): under 20 minutes on the 2-core VM. The
@@ -34,6 +34,8 @@ FULL.update(companion_rows=1_000_000, companion_runs=3)
 QUICK.update(companion_rows=20_000, companion_runs=1)
 FULL.update(client_ms=300, client_runs=7)
 QUICK.update(client_ms=20, client_runs=5)
+FULL.update(horizon_rows=2_000_000, horizon_runs=3, lag_seconds=10, horizon_seconds=5)
+QUICK.update(horizon_rows=20_000, horizon_runs=1, lag_seconds=2, horizon_seconds=1)
 # Sizes from the environment, for a quick look at one workload (HLCULID_BENCH_IO_ROWS=2000000).
 for _k in list(FULL):
     if os.environ.get(f"HLCULID_BENCH_{_k.upper()}"):
@@ -710,6 +712,108 @@ def clients(_c, _pg, cfg, report, quick):
         report.check(f"the {lang} Generator.generate() is within 2x of {peer} ({x:.2f}x)", x <= 2)
 
 
+# --- the horizon (0.4.0) ---------------------------------------------------------------------
+
+def horizon(c, pg, cfg, report, quick):
+    """What the horizon costs and what it buys: generation, which now holds a slot once per
+    transaction; single-row autocommit inserts, which pay that once per id; how soon a reader
+    sees a committed row, below the horizon against a 1-second cut-off; and hlculid_horizon()
+    calls a second from 100 connections."""
+    n, runs = cfg["horizon_rows"], cfg["horizon_runs"]
+    q = "SELECT count({}) FROM generate_series(1, %s)"
+    fns = {"count(*) baseline": "*", "gen_random_uuid()": "gen_random_uuid()",
+           "hlculid_generate()": "hlculid_generate()"}
+    with c.connect() as conn:
+        conn.execute("SET max_parallel_workers_per_gather = 0")
+        for f in fns.values():
+            timed(conn, q.format(f), (min(n, 100_000),))
+        times = {k: [] for k in fns}
+        # in autocommit: each statement is a transaction that takes its slot once
+        for _ in range(runs):
+            for name, f in fns.items():
+                times[name].append(timed(conn, q.format(f), (n,)))
+        # inside a transaction that already holds its slot: the fast path's one extra branch only
+        conn.execute("BEGIN")
+        conn.execute("SELECT hlculid_generate()")
+        times["hlculid_generate(), slot held"] = [timed(conn, q.format("hlculid_generate()"), (n,)) for _ in range(runs)]
+        conn.execute("COMMIT")
+    med = {k: mmm(v) for k, v in times.items()}
+    base, peer = med["count(*) baseline"][0], med["gen_random_uuid()"][0] - med["count(*) baseline"][0]
+    report.add(f"\n### Horizon, PostgreSQL {pg}: generation, `SELECT count(f()) FROM generate_series(1, {n:,})`, {runs} runs\n")
+    report.table(["function", "median ms", "ns/id net of count(*)", "vs gen_random_uuid()"],
+                 [[k, f"{m*1e3:.0f}", f"{(m - base) / n * 1e9:.0f}", f"{(m - base) / peer:.2f}x"]
+                  for k, (m, _, _) in med.items() if not k.startswith("count(*)")])
+    # single-row autocommit inserts: one slot store and one release per id
+    secs = max(cfg["pgbench_seconds"], 1)
+    rows = []
+    with c.connect() as conn:
+        conn.execute("DROP TABLE IF EXISTS hz_h, hz_u")
+        conn.execute("CREATE TABLE hz_h (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), n int)")
+        conn.execute("CREATE TABLE hz_u (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), n int)")
+    for clients in (1, 8):
+        tps = {t: mmm([pgbench(c, f"INSERT INTO {t} (n) VALUES (1);\n", clients, secs)[0] for _ in range(runs)])[0]
+               for t in ("hz_h", "hz_u")}
+        rows.append([clients, f"{tps['hz_h']:.0f}", f"{tps['hz_u']:.0f}", f"{tps['hz_h'] / tps['hz_u']:.2f}x"])
+    report.add("\nSingle-row autocommit inserts (pgbench, rows/s):\n")
+    report.table(["clients", "hlculid", "gen_random_uuid()", "hlculid / uuid"], rows)
+    # reader lag under 8 writers: commit -> readable, horizon reader against a 1 s cut-off
+    with c.connect() as conn:
+        conn.execute("DROP TABLE IF EXISTS hz_lag")
+        conn.execute("CREATE TABLE hz_lag (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), n int)")
+    committed, seen = {}, {"horizon": {}, "1 s cut-off": {}}
+    stop = threading.Event()
+
+    def writer(w):
+        import random
+        rnd = random.Random(w)
+        with c.connect(autocommit=False) as conn:
+            while not stop.is_set():
+                i = conn.execute("INSERT INTO hz_lag (n) VALUES (%s) RETURNING id::text", (w,)).fetchone()[0]
+                time.sleep(rnd.random() * 0.01)
+                conn.commit()
+                committed[i] = time.perf_counter()
+
+    def reader(kind):
+        last = "000000000000-0000-0000-000000000000"
+        with c.connect() as conn:
+            while not stop.is_set():
+                if kind == "horizon":
+                    h = conn.execute("SELECT hlculid_horizon()::text").fetchone()[0]
+                    got = conn.execute("SELECT id::text FROM hz_lag WHERE id > %s::hlculid AND id < %s::hlculid "
+                                       "ORDER BY id", (last, h)).fetchall()
+                else:
+                    got = conn.execute("SELECT id::text FROM hz_lag WHERE id > %s::hlculid "
+                                       "AND id < hlculid_min(now() - interval '1 second') ORDER BY id", (last,)).fetchall()
+                t = time.perf_counter()
+                for (i,) in got:
+                    seen[kind][i] = t
+                if got:
+                    last = got[-1][0]
+                time.sleep(0.005)
+
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(8)]
+    threads += [threading.Thread(target=reader, args=(k,)) for k in seen]
+    for t in threads:
+        t.start()
+    time.sleep(cfg["lag_seconds"])
+    stop.set()
+    for t in threads:
+        t.join()
+    rows = []
+    for kind, got in seen.items():
+        lags = sorted((got[i] - committed[i]) * 1e3 for i in got if i in committed)
+        if lags:
+            p99 = lags[min(len(lags) - 1, int(len(lags) * 0.99))]
+            rows.append([kind, len(lags), f"{statistics.median(lags):.1f}", f"{p99:.1f}",
+                         len([i for i in committed if i not in got])])
+    report.add(f"\nReader lag, commit to readable, 8 writers for {cfg['lag_seconds']} s (ms; readers poll every 5 ms):\n")
+    report.table(["reader", "rows read", "median ms", "p99 ms", "committed, not (yet) read"], rows)
+    # hlculid_horizon() from 100 connections
+    tps, _ = pgbench(c, "SELECT hlculid_horizon();\n", 100, cfg["horizon_seconds"])
+    report.add(f"\n`hlculid_horizon()` from 100 connections: {tps:,.0f} calls/s "
+               f"({1e6 / tps * 100:.0f} us a call per connection).")
+
+
 def charts(report, out):
     import matplotlib
     matplotlib.use("Agg")
@@ -803,7 +907,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--pg", nargs="+", default=["15", "18"])
     ap.add_argument("--only", nargs="+", default=["generation", "inserts", "sorting", "ranges", "windows", "textio",
-                                                  "companion", "clients"])
+                                                  "companion", "horizon", "clients"])
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
     cfg = QUICK if args.quick else FULL
@@ -820,7 +924,8 @@ def main():
         import pgcluster
         c = pgcluster.Cluster("bench", major=pg, conf=["hlculid.publisher_id = 1", "shared_buffers = 128MB",
                                              "synchronous_commit = off", "max_wal_size = 20GB",
-                                             "checkpoint_timeout = 1h", "autovacuum = off"])
+                                             "checkpoint_timeout = 1h", "autovacuum = off",
+                                             "max_connections = 120"])
         try:
             c.start()
             c.sql("CREATE EXTENSION hlculid")
