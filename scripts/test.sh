@@ -13,7 +13,8 @@
 #   full: clippy, the #[pg_test]s and the packages on every major, every client on every major, the
 #         soak, fault and cluster tests, 1M-row runs, the long fuzz, the benchmarks at small sizes.
 # Nothing is ever removed from the PostgreSQL installs a running server (make demo's) uses.
-# The tests of each major run while the next one builds. Runs every step even after a failure, prints the slowest steps and tests, then one summary line
+# Each major's tests run while the next majors build. Runs every step even after a failure, prints
+# the slowest steps and tests, then one summary line
 # and fails if any step did.
 set -uo pipefail
 . "$(dirname "$0")/env.sh"
@@ -81,18 +82,18 @@ tests_of() { # tests_of MAJOR: what runs against the installed build of one majo
     step "clients smoke pg$major" scripts/clients.sh "$major" -m smoke
   fi
 }
-# The tests of one major run in the background while the next major builds (the builds keep both
-# cores busy, the tests mostly wait on servers); one major's tests at a time, output kept together.
-tests_pid=
-start_tests() {
-  "$@" >"$log_dir/tests-$2.out" 2>&1 &
-  tests_pid=$!
-}
-join_tests() {
-  [ -n "$tests_pid" ] || return 0
-  wait "$tests_pid"
-  cat "$log_dir"/tests-*.out; rm -f "$log_dir"/tests-*.out
-  tests_pid=
+# The tests of each major run in the background, one major after another, each as soon as its build
+# is installed, while the foreground builds the next majors and runs the #[pg_test]s (the builds
+# keep both cores busy, the tests mostly wait on servers).
+run_tests() {
+  local major
+  for major in $majors; do
+    while [ ! -e "$log_dir/built-$major" ]; do
+      kill -0 $$ 2>/dev/null || return 1 # the run was stopped
+      sleep 1
+    done
+    tests_of "$major"
+  done
 }
 
 echo "tier: $tier, PostgreSQL $majors"
@@ -108,11 +109,12 @@ step "C declarations against each major's headers" scripts/check-c-decls.sh $maj
 # One build per major (profile test-build): the tarball (and the .deb on 15) and the SQL pgrx
 # generated, which the schema check reads; installed into the shared install the way a package
 # manager installs (each file renamed into place), so a running server keeps what it loaded.
+run_tests >"$log_dir/tests.out" 2>&1 &
+tests_pid=$!
 for major in $majors; do
   step "build pg$major" scripts/package.sh "$major"
   step "install pg$major" install_build "$major"
-  join_tests
-  start_tests tests_of "$major"
+  touch "$log_dir/built-$major"
 done
 step "schema check" scripts/schema-check.sh --built
 # cargo pgrx test, installed into and run from a private copy of the PostgreSQL install: the shared
@@ -120,7 +122,8 @@ step "schema check" scripts/schema-check.sh --built
 for major in $edge_majors; do
   step "pg_test pg$major" scripts/pgrx-test.sh "$major"
 done
-join_tests
+wait "$tests_pid"
+cat "$log_dir/tests.out"
 if [ "$tier" = full ]; then
   # The benchmark suite at small sizes, so it never rots, on the oldest and the newest major: the
   # same code on each, and 18 has the uuidv7 peers. (The test-build profile: no thresholds.)
