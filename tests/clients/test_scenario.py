@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
-EXAMPLE = ROOT / "target" / "debug" / "examples" / "scenario"
+EXAMPLE = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target")) / "debug" / "examples" / "scenario"
 
 
 def publish_and_react(causes, effects, behind, *flags):
