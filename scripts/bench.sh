@@ -3,7 +3,7 @@
 # Usage: scripts/bench.sh [--quick] [--no-install] [--pg MAJOR...] [bench.py args]
 # (a full run without --pg: PostgreSQL 18, and 15 for the workloads whose peers differ)
 # A full run writes its report and charts to bench/report/ (committed: what the README cites);
-# --quick (run by make test) writes to the scratch directory and checks no thresholds.
+# --quick (run by make test-full) writes to the scratch directory and checks no thresholds.
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 install=1 quick=0 args=() majors=()
