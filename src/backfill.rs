@@ -127,11 +127,13 @@ BEGIN
     -- a timestamp without time zone is read as UTC, so ids keep exactly the column's order
     valid := format('extract(epoch FROM %1$I) >= 0 AND extract(epoch FROM %1$I) < 281474976710.656', ts_column);
     ms_expr := format('floor(extract(epoch FROM %I) * 1000)::int8', ts_column);
-    SELECT string_agg(format('%I', a.attname), ', ' ORDER BY k.i) INTO order_key
+    -- qualified: in the pass's query a bare name would bind to its output columns (r, c, ms,
+    -- more) in ORDER BY and to the table's in WINDOW, two different orders
+    SELECT string_agg(format('t.%I', a.attname), ', ' ORDER BY k.i) INTO order_key
     FROM pg_index x, unnest(x.indkey::int2[]) WITH ORDINALITY k(attnum, i)
     JOIN pg_attribute a ON a.attnum = k.attnum
     WHERE x.indrelid = tbl AND x.indisprimary AND a.attrelid = tbl;
-    order_key := format('%I, ', ts_column) || coalesce(order_key, 'tableoid, ctid');
+    order_key := format('t.%I, ', ts_column) || coalesce(order_key, 't.tableoid, t.ctid');
 
     -- rows that cannot get an id: refused before anything changes
     EXECUTE format('SELECT count(*) FILTER (WHERE %1$I IS NULL),

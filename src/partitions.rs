@@ -246,7 +246,8 @@ BEGIN
     IF def IS NOT NULL THEN
         EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', def);
     END IF;
-    SELECT o.schema INTO nsp FROM pg_identify_object('pg_class'::regclass, parent, 0) o;
+    -- the name itself (pg_identify_object quotes it, and format's %I would quote it again)
+    SELECT n.nspname INTO nsp FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = parent;
     SELECT c.relname INTO rel FROM pg_class c WHERE c.oid = parent;
     SELECT a.attname INTO key FROM pg_partitioned_table p
     JOIN pg_attribute a ON a.attrelid = p.partrelid AND a.attnum = p.partattrs[0]

@@ -156,3 +156,20 @@ SELECT count(*) AS still_null FROM orders WHERE id IS NULL;
 DROP VIEW wrong_view;
 DROP TABLE wrong;
 DROP TABLE orders;
+-- columns named like the pass's own output columns (c, r, ms, more) fill every row, in
+-- (time, key) order (0.3.0 filled one row a run: issue 24)
+CREATE TABLE kc (c bigint PRIMARY KEY, created_at timestamptz NOT NULL, hid hlculid);
+INSERT INTO kc SELECT i, timestamptz '2024-05-01 12:00:00+00' + ((i * 37) % 101) * interval '1 ms', NULL
+FROM generate_series(1, 1000) i;
+CALL hlculid_backfill('kc', 'hid', 'created_at', 960);
+CALL hlculid_backfill('kc', 'hid', 'created_at', 960, 100);
+SELECT count(*) AS n, count(hid) AS filled,
+       array_agg(c ORDER BY hid) = array_agg(c ORDER BY created_at, c) AS in_time_and_key_order FROM kc;
+CREATE TABLE "order" (r int, "more" int, ms timestamptz NOT NULL, "user" hlculid, PRIMARY KEY (r, "more"));
+INSERT INTO "order" SELECT i % 7, i, timestamptz '2024-05-01 12:00:00+00' + ((i * 13) % 50) * interval '1 ms'
+FROM generate_series(1, 900) i;
+CALL hlculid_backfill('"order"', 'user', 'ms', 961, 100);
+SELECT count(*) AS n, count("user") AS filled,
+       array_agg((r, "more") ORDER BY "user") = array_agg((r, "more") ORDER BY ms, r, "more") AS in_time_and_key_order
+FROM "order";
+DROP TABLE kc, "order";

@@ -156,3 +156,16 @@ DROP TABLE wk, wk_p2026_11_19, qt, mn, old, hand, ev, ev_ref, ev_pk, "ééééé
     "ééééééééééééééééééééééééééééééb", ops.log, keep, edge, plain, by_hash, by_text, by_expr, by_two;
 DROP SCHEMA ops;
 DROP FUNCTION parts(regclass);
+-- schemas whose names need quoting (0.3.0 quoted them twice: issue 24)
+CREATE SCHEMA "user";
+CREATE SCHEMA "My Schema";
+CREATE TABLE "user".ev (id hlculid PRIMARY KEY) PARTITION BY RANGE (id);
+CREATE TABLE "My Schema"."Ev Log" (id hlculid PRIMARY KEY) PARTITION BY RANGE (id);
+CREATE TABLE "My Schema"."Ev Log default" PARTITION OF "My Schema"."Ev Log" DEFAULT;
+INSERT INTO "My Schema"."Ev Log" VALUES (hlculid_min('2026-03-02 10:00+00'));
+SELECT hlculid_create_partitions('"user".ev', '2026-03-01', '2026-03-03', '1 day');
+SELECT hlculid_create_partitions('"My Schema"."Ev Log"', '2026-03-01', '2026-03-03', '1 day');
+SELECT tableoid::regclass, hlculid_ts(id) FROM "My Schema"."Ev Log";
+SELECT hlculid_drop_partitions('"user".ev', '2026-03-03');
+SELECT hlculid_drop_partitions('"My Schema"."Ev Log"', '2026-03-03', detach_only => true);
+DROP SCHEMA "user", "My Schema" CASCADE;
