@@ -20,6 +20,7 @@ const RANGE_DETAIL: &str =
 
 /// The server's publisher id, which must fit a bigint id's 10 bits.
 fn publisher() -> u32 {
+    shmem::clock(); // without the preload, that (55000) is what to fix first
     let (publisher, _) = settings::publisher();
     let publisher = u32::from(publisher);
     if publisher > bigint::MAX_PUBLISHER {
@@ -77,7 +78,7 @@ pub unsafe extern "C" fn hlculid_generate_bigint_wrapper(
     fcinfo: pg_sys::FunctionCallInfo,
 ) -> pg_sys::Datum {
     if shmem::preloaded() && horizon::hold_fast() {
-        let publisher = u32::from(settings::publisher_fast());
+        let publisher = settings::publisher_fast().map_or(u32::MAX, u32::from);
         if publisher <= bigint::MAX_PUBLISHER {
             let (now, first) = shmem::clock_preloaded().tick_batch_reading(
                 server_clock::now_ms,

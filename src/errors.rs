@@ -34,6 +34,9 @@ pub enum Condition {
     /// A bigint id asked of a server whose publisher id does not fit 10 bits.
     PublisherTooWide,
     MarkWriteFailed,
+    /// A generating function on a server whose postgresql.conf sets `hlculid.publisher_id` to a
+    /// value PostgreSQL refused.
+    PublisherSettingInvalid,
     /// `hlculid_horizon()` on a standby (or any server in recovery): it makes no ids.
     HorizonOnStandby,
     /// `hlculid_horizon()` in a REPEATABLE READ or SERIALIZABLE transaction, whose snapshot
@@ -92,6 +95,8 @@ pub const CONDITIONS: &[ConditionInfo] = &[
         "a generating function without `shared_preload_libraries`"),
     info(Condition::MarkWriteFailed, "58030", "io_error",
         "the high-water mark file cannot be written (disk full, read-only): no id is issued until it is, then generation resumes by itself"),
+    info(Condition::PublisherSettingInvalid, "55000", "object_not_in_prerequisite_state",
+        "a generating function on a server whose postgresql.conf sets `hlculid.publisher_id` to a value PostgreSQL refused (out of range, not a number): no ids under a derived id until it is fixed (0.4.0)"),
     info(Condition::HorizonOnStandby, "55000", "object_not_in_prerequisite_state",
         "`hlculid_horizon()`, `hlculid_horizon_bigint()`, `hlculid_read()` during recovery (a standby): read below `hlculid_watermark()` there (0.4.0)"),
     info(Condition::HorizonInSnapshotTransaction, "0A000", "feature_not_supported",
@@ -134,9 +139,10 @@ impl Condition {
             Condition::TxTooManyIds => ERRCODE_PROGRAM_LIMIT_EXCEEDED,
             Condition::MarkDamaged => ERRCODE_DATA_CORRUPTED,
             Condition::HorizonInSnapshotTransaction => ERRCODE_FEATURE_NOT_SUPPORTED,
-            Condition::NotPreloaded | Condition::PublisherTooWide | Condition::HorizonOnStandby => {
-                ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE
-            }
+            Condition::NotPreloaded
+            | Condition::PublisherTooWide
+            | Condition::HorizonOnStandby
+            | Condition::PublisherSettingInvalid => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
             Condition::MarkWriteFailed => ERRCODE_IO_ERROR,
             Condition::Internal => ERRCODE_INTERNAL_ERROR,
         }

@@ -35,11 +35,13 @@ pub unsafe extern "C" fn hlculid_generate_fast(fcinfo: pg_sys::FunctionCallInfo)
         let (now, first) = shmem::clock_preloaded().tick_reading(now_ms);
         if let Ok(t) = first {
             if t.backward_step_ms.is_none() {
-                if let Some(random) = random48_ready() {
+                if let (Some(random), Some(publisher)) =
+                    (random48_ready(), settings::publisher_fast())
+                {
                     // SAFETY: inside a function call; a NULL result is handled below.
                     let p = unsafe { pg_c::alloc_no_raise(16) };
                     if !p.is_null() {
-                        let id = Id::from_logical(t.logical, settings::publisher_fast(), random);
+                        let id = Id::from_logical(t.logical, publisher, random);
                         // SAFETY: p is a fresh allocation of 16 bytes.
                         unsafe { p.cast::<[u8; 16]>().write_unaligned(id.0) };
                         return pg_sys::Datum::from(p);

@@ -25,7 +25,15 @@ pub fn register() {
 }
 
 fn log_publisher() {
-    match settings::publisher() {
+    match settings::publisher_shown() {
+        (_, PublisherSource::InvalidSetting) => {
+            ereport!(
+                PgLogLevel::WARNING,
+                Condition::PublisherSettingInvalid.code(),
+                format!("hlculid: hlculid.publisher_id is set to \"{}\", which is not a publisher id; no ids are issued until it is fixed", settings::publisher_invalid().unwrap_or_default()),
+                "Set hlculid.publisher_id to a number from 0 to 65535 (or -1 to derive one) and restart the server."
+            );
+        }
         (id, PublisherSource::Setting) => {
             log!("hlculid: publisher id {id} (from hlculid.publisher_id)");
         }

@@ -27,7 +27,7 @@ fn hlculid_clock() -> TableIterator<
 > {
     let s = shmem::clock().stats();
     let now = now_ms();
-    let (publisher, source) = settings::publisher();
+    let (publisher, source) = settings::publisher_shown();
     let logical_ms = s.logical >> 16;
     // NULL while the system clock reads a time an id cannot hold
     let now = wall_in_range(now).then_some(now);

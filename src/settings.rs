@@ -14,9 +14,20 @@ static MAX_CLOCK_SKEW_MS: GucSetting<i32> = GucSetting::<i32>::new(500);
 static HORIZON_INTERVAL_MS: GucSetting<i32> = GucSetting::<i32>::new(1000);
 static HORIZON_DATABASE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 
+/// What postgresql.conf said for `hlculid.publisher_id` when PostgreSQL could not use it (out of
+/// range, not a number): PostgreSQL then warns and keeps the default, which would derive an id
+/// that may be another server's. Set in the postmaster while preloading; backends inherit it.
+static PUBLISHER_INVALID: OnceLock<String> = OnceLock::new();
+
 /// Called from `_PG_init` during `shared_preload_libraries` processing only: a postmaster-context
 /// setting defined later is a FATAL error in PostgreSQL.
 pub fn define() {
+    // The placeholder PostgreSQL made from postgresql.conf, before defining replaces it.
+    // SAFETY: a lookup by a static name; the result, if any, is copied before the GUC changes.
+    let raw = unsafe {
+        let p = pg_sys::GetConfigOption(c"hlculid.publisher_id".as_ptr(), true, false);
+        (!p.is_null()).then(|| std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned())
+    };
     GucRegistry::define_int_guc(
         c"hlculid.publisher_id",
         c"Publisher id embedded in every hlculid this server generates (0-65535, -1 = derive).",
@@ -27,6 +38,11 @@ pub fn define() {
         GucContext::Postmaster,
         GucFlags::default(),
     );
+    if let Some(raw) = raw {
+        if PUBLISHER_ID.get() == -1 && raw.trim() != "-1" {
+            let _ = PUBLISHER_INVALID.set(raw);
+        }
+    }
     GucRegistry::define_int_guc(
         c"hlculid.max_clock_skew",
         c"How far ahead of the local clock an id passed to hlculid_observe() may be.",
@@ -64,6 +80,9 @@ pub fn define() {
 pub enum PublisherSource {
     Setting,
     SystemIdentifier,
+    /// postgresql.conf sets `hlculid.publisher_id` to a value PostgreSQL refused: no ids are
+    /// made until it is fixed (the id shown is the one that would be derived).
+    InvalidSetting,
 }
 
 impl PublisherSource {
@@ -71,8 +90,14 @@ impl PublisherSource {
         match self {
             PublisherSource::Setting => "hlculid.publisher_id",
             PublisherSource::SystemIdentifier => "system identifier",
+            PublisherSource::InvalidSetting => "invalid hlculid.publisher_id",
         }
     }
+}
+
+/// The value postgresql.conf gave `hlculid.publisher_id` that PostgreSQL refused, if any.
+pub fn publisher_invalid() -> Option<&'static str> {
+    PUBLISHER_INVALID.get().map(String::as_str)
 }
 
 /// Folds the 64-bit system identifier into 15 bits (0-32767). Bit 15 stays clear so that the
@@ -91,22 +116,53 @@ fn derived_publisher() -> u16 {
 fn resolve(setting: i32) -> (u16, PublisherSource) {
     match setting {
         v @ 0..=65535 => (v as u16, PublisherSource::Setting),
+        _ if PUBLISHER_INVALID.get().is_some() => {
+            (derived_publisher(), PublisherSource::InvalidSetting)
+        }
         _ => (derived_publisher(), PublisherSource::SystemIdentifier),
     }
 }
 
-/// The publisher id of this server and where it came from.
+/// The publisher id of this server and where it came from, as `hlculid_clock()` shows it.
 #[inline]
-pub fn publisher() -> (u16, PublisherSource) {
+pub fn publisher_shown() -> (u16, PublisherSource) {
     resolve(PUBLISHER_ID.get())
 }
 
-/// [`publisher`]'s id without pgrx's thread check, for the generation fast path (which runs
-/// on the backend's main thread like every SQL function).
+/// The publisher id of the ids this server makes, and where it came from; the 55000 error of a
+/// setting PostgreSQL refused (a server told a publisher id never issues ids under another).
 #[inline]
-pub fn publisher_fast() -> u16 {
+pub fn publisher() -> (u16, PublisherSource) {
+    let (id, source) = resolve(PUBLISHER_ID.get());
+    if source == PublisherSource::InvalidSetting {
+        raise_invalid_publisher();
+    }
+    (id, source)
+}
+
+fn raise_invalid_publisher() -> ! {
+    crate::errors::UserError::new(
+        crate::errors::Condition::PublisherSettingInvalid,
+        format!(
+            "hlculid.publisher_id is set to \"{}\", which is not a publisher id, so no ids are issued",
+            publisher_invalid().unwrap_or_default()
+        ),
+    )
+    .detail("PostgreSQL refused the value in postgresql.conf at server start and kept the default; ids under a derived publisher id could collide with another server's.")
+    .hint("Set hlculid.publisher_id to a number from 0 to 65535 (or -1 to derive one) and restart the server.")
+    .raise()
+}
+
+/// [`publisher`]'s id without pgrx's thread check, for the generation fast paths (which run on
+/// the backend's main thread like every SQL function); `None` sends them to their slow path,
+/// which raises.
+#[inline]
+pub fn publisher_fast() -> Option<u16> {
+    if PUBLISHER_INVALID.get().is_some() {
+        return None;
+    }
     // SAFETY: the setting's storage is only written by PostgreSQL's GUC code, on this thread.
-    resolve(unsafe { *PUBLISHER_ID.as_ptr() }).0
+    Some(resolve(unsafe { *PUBLISHER_ID.as_ptr() }).0)
 }
 
 pub fn max_clock_skew_ms() -> u64 {
