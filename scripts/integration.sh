@@ -17,7 +17,8 @@ for m in $ALL_MAJORS; do
   for f in "$REPO"/sql/released/hlculid--*.pg"$m".sql "$REPO"/sql/released/hlculid--+([0-9.]).sql; do
     [ -e "$f" ] || continue
     v=$(basename "$f" | sed -E 's/^hlculid--([0-9.]+[0-9])(\.pg[0-9]+)?\.sql$/\1/')
-    install -m 644 "$f" "$dir/hlculid--$v.sql"
+    # by rename: the tests of another major may be reading it (scripts/test.sh runs two at once)
+    install -m 644 "$f" "$dir/.hlculid--$v.sql.$$" && mv -f "$dir/.hlculid--$v.sql.$$" "$dir/hlculid--$v.sql"
   done
 done
 export HLCULID_PG=$major HLCULID_RUN_ROOT=$RUN_ROOT/integration HLCULID_STAGE_DIR=$PACKAGE_DIR

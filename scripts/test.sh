@@ -82,12 +82,13 @@ tests_of() { # tests_of MAJOR: what runs against the installed build of one majo
     step "clients smoke pg$major" scripts/clients.sh "$major" -m smoke
   fi
 }
-# The tests of each major run in the background, one major after another, each as soon as its build
-# is installed, while the foreground builds the next majors and runs the #[pg_test]s (the builds
-# keep both cores busy, the tests mostly wait on servers).
-run_tests() {
+# The tests of each major run in the background, each as soon as its build is installed, while the
+# foreground builds the next majors and runs the #[pg_test]s (the builds keep both cores busy, the
+# tests mostly wait on servers): one runner takes the majors one after another (the full tier: two
+# runners, every other major each).
+run_tests() { # run_tests MAJOR...
   local major
-  for major in $majors; do
+  for major in "$@"; do
     while [ ! -e "$log_dir/built-$major" ]; do
       kill -0 $$ 2>/dev/null || return 1 # the run was stopped
       sleep 1
@@ -109,8 +110,15 @@ step "C declarations against each major's headers" scripts/check-c-decls.sh $maj
 # One build per major (profile test-build): the tarball (and the .deb on 15) and the SQL pgrx
 # generated, which the schema check reads; installed into the shared install the way a package
 # manager installs (each file renamed into place), so a running server keeps what it loaded.
-run_tests >"$log_dir/tests.out" 2>&1 &
-tests_pid=$!
+if [ "$tier" = full ]; then
+  run_tests $(echo $majors | awk '{for (i = 1; i <= NF; i += 2) print $i}') >"$log_dir/tests-a.out" 2>&1 &
+  tests_pids=$!
+  run_tests $(echo $majors | awk '{for (i = 2; i <= NF; i += 2) print $i}') >"$log_dir/tests-b.out" 2>&1 &
+  tests_pids="$tests_pids $!"
+else
+  run_tests $majors >"$log_dir/tests-a.out" 2>&1 &
+  tests_pids=$!
+fi
 for major in $majors; do
   step "build pg$major" scripts/package.sh "$major"
   step "install pg$major" install_build "$major"
@@ -122,8 +130,8 @@ step "schema check" scripts/schema-check.sh --built
 for major in $edge_majors; do
   step "pg_test pg$major" scripts/pgrx-test.sh "$major"
 done
-wait "$tests_pid"
-cat "$log_dir/tests.out"
+wait $tests_pids
+cat "$log_dir"/tests-*.out
 if [ "$tier" = full ]; then
   # The benchmark suite at small sizes, so it never rots, on the oldest and the newest major: the
   # same code on each, and 18 has the uuidv7 peers. (The test-build profile: no thresholds.)
