@@ -553,6 +553,266 @@ BEGIN
 END
 $fn$;
 
+-- == uuid: assignment cast, cross-type comparisons (issue 24) ==
+-- The uuid -> hlculid cast becomes assignment-only: an implicit one turned queries on plain uuid
+-- columns (max(u), coalesce, UNION, CASE) into hlculid ones. `id = some_uuid` keeps an index on
+-- id through cross-type operators in hlculid's btree family, as int4 = int8 in integers'.
+DROP CAST (uuid AS hlculid);
+CREATE CAST (uuid AS hlculid) WITH FUNCTION hlculid_from_uuid(uuid) AS ASSIGNMENT;
+
+CREATE  FUNCTION "hlculid_ge_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_ge_uuid_wrapper';
+
+CREATE OPERATOR >= (
+	PROCEDURE="hlculid_ge_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = <=,
+	NEGATOR = <,
+	RESTRICT = scalargesel,
+	JOIN = scalargejoinsel
+);
+
+CREATE  FUNCTION "hlculid_eq_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_eq_uuid_wrapper';
+
+CREATE OPERATOR = (
+	PROCEDURE="hlculid_eq_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = =,
+	NEGATOR = <>,
+	RESTRICT = eqsel,
+	JOIN = eqjoinsel
+);
+
+CREATE  FUNCTION "hlculid_gt_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_gt_uuid_wrapper';
+
+CREATE OPERATOR > (
+	PROCEDURE="hlculid_gt_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = <,
+	NEGATOR = <=,
+	RESTRICT = scalargtsel,
+	JOIN = scalargtjoinsel
+);
+
+CREATE  FUNCTION "hlculid_le_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_le_uuid_wrapper';
+
+CREATE OPERATOR <= (
+	PROCEDURE="hlculid_le_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = >=,
+	NEGATOR = >,
+	RESTRICT = scalarlesel,
+	JOIN = scalarlejoinsel
+);
+
+CREATE  FUNCTION "hlculid_lt_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_lt_uuid_wrapper';
+
+CREATE OPERATOR < (
+	PROCEDURE="hlculid_lt_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = >,
+	NEGATOR = >=,
+	RESTRICT = scalarltsel,
+	JOIN = scalarltjoinsel
+);
+
+CREATE  FUNCTION "hlculid_ne_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_ne_uuid_wrapper';
+
+CREATE OPERATOR <> (
+	PROCEDURE="hlculid_ne_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = <>,
+	NEGATOR = =,
+	RESTRICT = neqsel,
+	JOIN = neqjoinsel
+);
+
+CREATE  FUNCTION "hlculid_uuid_cmp"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_uuid_cmp_wrapper';
+
+CREATE  FUNCTION "uuid_eq_hlculid"(
+	"a" uuid, /* Uuid */
+	"b" hlculid /* Hlculid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuid_eq_hlculid_wrapper';
+
+CREATE OPERATOR = (
+	PROCEDURE="uuid_eq_hlculid",
+	LEFTARG=uuid, /* Uuid */
+	RIGHTARG=hlculid, /* Hlculid */
+	COMMUTATOR = =,
+	NEGATOR = <>,
+	RESTRICT = eqsel,
+	JOIN = eqjoinsel
+);
+
+CREATE  FUNCTION "uuid_ge_hlculid"(
+	"a" uuid, /* Uuid */
+	"b" hlculid /* Hlculid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuid_ge_hlculid_wrapper';
+
+CREATE OPERATOR >= (
+	PROCEDURE="uuid_ge_hlculid",
+	LEFTARG=uuid, /* Uuid */
+	RIGHTARG=hlculid, /* Hlculid */
+	COMMUTATOR = <=,
+	NEGATOR = <,
+	RESTRICT = scalargesel,
+	JOIN = scalargejoinsel
+);
+
+CREATE  FUNCTION "uuid_gt_hlculid"(
+	"a" uuid, /* Uuid */
+	"b" hlculid /* Hlculid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuid_gt_hlculid_wrapper';
+
+CREATE OPERATOR > (
+	PROCEDURE="uuid_gt_hlculid",
+	LEFTARG=uuid, /* Uuid */
+	RIGHTARG=hlculid, /* Hlculid */
+	COMMUTATOR = <,
+	NEGATOR = <=,
+	RESTRICT = scalargtsel,
+	JOIN = scalargtjoinsel
+);
+
+CREATE  FUNCTION "uuid_hlculid_cmp"(
+	"a" uuid, /* Uuid */
+	"b" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuid_hlculid_cmp_wrapper';
+
+CREATE  FUNCTION "uuid_le_hlculid"(
+	"a" uuid, /* Uuid */
+	"b" hlculid /* Hlculid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuid_le_hlculid_wrapper';
+
+CREATE OPERATOR <= (
+	PROCEDURE="uuid_le_hlculid",
+	LEFTARG=uuid, /* Uuid */
+	RIGHTARG=hlculid, /* Hlculid */
+	COMMUTATOR = >=,
+	NEGATOR = >,
+	RESTRICT = scalarlesel,
+	JOIN = scalarlejoinsel
+);
+
+CREATE  FUNCTION "uuid_lt_hlculid"(
+	"a" uuid, /* Uuid */
+	"b" hlculid /* Hlculid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuid_lt_hlculid_wrapper';
+
+CREATE OPERATOR < (
+	PROCEDURE="uuid_lt_hlculid",
+	LEFTARG=uuid, /* Uuid */
+	RIGHTARG=hlculid, /* Hlculid */
+	COMMUTATOR = >,
+	NEGATOR = >=,
+	RESTRICT = scalarltsel,
+	JOIN = scalarltjoinsel
+);
+
+CREATE  FUNCTION "uuid_ne_hlculid"(
+	"a" uuid, /* Uuid */
+	"b" hlculid /* Hlculid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'uuid_ne_hlculid_wrapper';
+
+CREATE OPERATOR <> (
+	PROCEDURE="uuid_ne_hlculid",
+	LEFTARG=uuid, /* Uuid */
+	RIGHTARG=hlculid, /* Hlculid */
+	COMMUTATOR = <>,
+	NEGATOR = =,
+	RESTRICT = neqsel,
+	JOIN = neqjoinsel
+);
+
+ALTER OPERATOR FAMILY hlculid_ops USING btree ADD
+    OPERATOR 1 < (hlculid, uuid),
+    OPERATOR 2 <= (hlculid, uuid),
+    OPERATOR 3 = (hlculid, uuid),
+    OPERATOR 4 >= (hlculid, uuid),
+    OPERATOR 5 > (hlculid, uuid),
+    OPERATOR 1 < (uuid, hlculid),
+    OPERATOR 2 <= (uuid, hlculid),
+    OPERATOR 3 = (uuid, hlculid),
+    OPERATOR 4 >= (uuid, hlculid),
+    OPERATOR 5 > (uuid, hlculid),
+    FUNCTION 1 (hlculid, uuid) hlculid_uuid_cmp(hlculid, uuid),
+    FUNCTION 1 (uuid, hlculid) uuid_hlculid_cmp(uuid, hlculid),
+    -- uuid's own comparisons too, so the family is complete for both types (amvalidate)
+    OPERATOR 1 < (uuid, uuid),
+    OPERATOR 2 <= (uuid, uuid),
+    OPERATOR 3 = (uuid, uuid),
+    OPERATOR 4 >= (uuid, uuid),
+    OPERATOR 5 > (uuid, uuid),
+    FUNCTION 1 (uuid, uuid) uuid_cmp(uuid, uuid);
+
 -- == watermarks (the text of sql/src/horizons.sql) ==
 -- Readers that never miss an event (0.4.0): the horizons table, publishing and advancing
 -- horizons, the watermark across publishers, and the reading helper. One source: the install

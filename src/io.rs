@@ -360,10 +360,11 @@ CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
 extension_sql!(
     r#"
 -- Same length, alignment and byte order as uuid: the casts keep order and cost (almost) nothing.
--- uuid -> hlculid is implicit so `id = some_uuid` still uses an index on id; it refuses a
--- random (version 4) uuid, whose bytes would read as a time centuries ahead. The other
--- direction is free and assignment-only, so comparisons never become ambiguous.
-CREATE CAST (uuid AS hlculid) WITH FUNCTION hlculid_from_uuid(uuid) AS IMPLICIT;
+-- Both are assignment-only (since 0.4.0): an implicit uuid -> hlculid cast turned queries on
+-- plain uuid columns (max(u), coalesce, UNION) into hlculid ones. `id = some_uuid` keeps using an
+-- index on id through the cross-type operators (src/ops_uuid.rs). uuid -> hlculid refuses a
+-- random (version 4) uuid, whose bytes would read as a time centuries ahead.
+CREATE CAST (uuid AS hlculid) WITH FUNCTION hlculid_from_uuid(uuid) AS ASSIGNMENT;
 CREATE CAST (hlculid AS uuid) WITHOUT FUNCTION AS ASSIGNMENT;
 CREATE CAST (hlculid AS bytea) WITH FUNCTION hlculid_to_bytea(hlculid);
 CREATE CAST (bytea AS hlculid) WITH FUNCTION hlculid_from_bytea(bytea);

@@ -35,6 +35,7 @@ mod introspect;
 mod io;
 mod observe;
 mod ops;
+mod ops_uuid;
 mod partitions;
 mod pg_c;
 mod recover;

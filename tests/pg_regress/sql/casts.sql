@@ -132,3 +132,34 @@ DEALLOCATE ins_varchar; DEALLOCATE ins_text; DEALLOCATE upd; DEALLOCATE find;
 DEALLOCATE ins;
 DROP TABLE cu, cuu, cs, cu_refs, events, events_d, uuids;
 DROP FUNCTION cast_result(uuid);
+-- uuid -> hlculid is assignment-only (0.4.0): queries on plain uuid columns resolve as they do
+-- without the extension (no max(uuid): 42883, as in a database without hlculid), while an
+-- hlculid column compared with a uuid keeps its index through the cross-type operators
+CREATE TEMP TABLE plain_uuids (u uuid);
+INSERT INTO plain_uuids VALUES ('8f3c1f0e-6b1d-4a2b-9c3d-5e6f70819203'), ('017fc21c-5e7a-0000-000a-aaa111111111');
+SELECT err('SELECT max(u) FROM plain_uuids', false);
+SELECT err('SELECT min(u) FROM plain_uuids', false);
+SELECT err('SELECT coalesce(u, hlculid_generate()) FROM plain_uuids', false);
+SELECT err('SELECT u FROM plain_uuids UNION ALL SELECT hlculid_generate()', false);
+SELECT err('SELECT CASE WHEN true THEN u ELSE hlculid_generate() END FROM plain_uuids', false);
+-- comparisons across the two types are the bytes' order, either way round, and never raise
+SELECT count(*) FILTER (WHERE u = '017FC21C5E7A-0000-000A-AAA111111111'::hlculid) AS eq,
+       count(*) FILTER (WHERE '017FC21C5E7A-0000-000A-AAA111111111'::hlculid = u) AS eq_commuted,
+       count(*) FILTER (WHERE u < '017FC21C5E7A-0000-000A-AAA111111112'::hlculid) AS lt,
+       count(*) FILTER (WHERE '017FC21C5E7A-0000-000A-AAA111111112'::hlculid > u) AS gt_commuted,
+       count(*) FILTER (WHERE u <> '017FC21C5E7A-0000-000A-AAA111111111'::hlculid) AS ne
+FROM plain_uuids;
+SELECT count(*) AS in_subquery FROM plain_uuids WHERE u IN (SELECT '017FC21C5E7A-0000-000A-AAA111111111'::hlculid);
+SELECT bool_and((a::hlculid < b::hlculid) = (a < b::hlculid) AND (a::hlculid <= b::hlculid) = (a <= b::hlculid)
+                AND (a::hlculid = b::hlculid) = (a = b::hlculid) AND (a::hlculid >= b::hlculid) = (a >= b::hlculid)
+                AND (a::hlculid > b::hlculid) = (a > b::hlculid) AND (a::hlculid <> b::hlculid) = (a <> b::hlculid)
+                AND sign(hlculid_uuid_cmp(a::hlculid, b)) = sign(uuid_hlculid_cmp(b, a::hlculid)) * -1)
+       AS cross_type_agrees
+FROM (SELECT ('0' || lpad(to_hex(i % 7), 7, '0') || '-0000-0000-0000-000000000000')::uuid a,
+             ('0' || lpad(to_hex(i % 5), 7, '0') || '-0000-0000-0000-000000000000')::uuid b
+      FROM generate_series(1, 50) i) s;
+-- assignment: an insert of a uuid still converts (and refuses a random one)
+CREATE TEMP TABLE from_uuid (id hlculid);
+INSERT INTO from_uuid SELECT u FROM plain_uuids WHERE u::text LIKE '017f%';
+SELECT id FROM from_uuid;
+SELECT err('INSERT INTO from_uuid SELECT u FROM plain_uuids', false);
