@@ -813,6 +813,31 @@ ALTER OPERATOR FAMILY hlculid_ops USING btree ADD
     OPERATOR 5 > (uuid, uuid),
     FUNCTION 1 (uuid, uuid) uuid_cmp(uuid, uuid);
 
+-- == LEAKPROOF comparisons (row-level security can use the index) ==
+-- Each compares two 16-byte values and never raises, so it reveals nothing but its result.
+ALTER FUNCTION hlculid_eq(hlculid, hlculid) LEAKPROOF;
+ALTER FUNCTION hlculid_ne(hlculid, hlculid) LEAKPROOF;
+ALTER FUNCTION hlculid_lt(hlculid, hlculid) LEAKPROOF;
+ALTER FUNCTION hlculid_le(hlculid, hlculid) LEAKPROOF;
+ALTER FUNCTION hlculid_gt(hlculid, hlculid) LEAKPROOF;
+ALTER FUNCTION hlculid_ge(hlculid, hlculid) LEAKPROOF;
+ALTER FUNCTION hlculid_cmp(hlculid, hlculid) LEAKPROOF;
+ALTER FUNCTION hlculid_eq_uuid(hlculid, uuid) LEAKPROOF;
+ALTER FUNCTION hlculid_ne_uuid(hlculid, uuid) LEAKPROOF;
+ALTER FUNCTION hlculid_lt_uuid(hlculid, uuid) LEAKPROOF;
+ALTER FUNCTION hlculid_le_uuid(hlculid, uuid) LEAKPROOF;
+ALTER FUNCTION hlculid_gt_uuid(hlculid, uuid) LEAKPROOF;
+ALTER FUNCTION hlculid_ge_uuid(hlculid, uuid) LEAKPROOF;
+ALTER FUNCTION uuid_eq_hlculid(uuid, hlculid) LEAKPROOF;
+ALTER FUNCTION uuid_ne_hlculid(uuid, hlculid) LEAKPROOF;
+ALTER FUNCTION uuid_lt_hlculid(uuid, hlculid) LEAKPROOF;
+ALTER FUNCTION uuid_le_hlculid(uuid, hlculid) LEAKPROOF;
+ALTER FUNCTION uuid_gt_hlculid(uuid, hlculid) LEAKPROOF;
+ALTER FUNCTION uuid_ge_hlculid(uuid, hlculid) LEAKPROOF;
+ALTER FUNCTION hlculid_uuid_cmp(hlculid, uuid) LEAKPROOF;
+ALTER FUNCTION uuid_hlculid_cmp(uuid, hlculid) LEAKPROOF;
+ALTER FUNCTION hlculid_in_range(hlculid, tstzrange) LEAKPROOF;
+
 -- == watermarks (the text of sql/src/horizons.sql) ==
 -- Readers that never miss an event (0.4.0): the horizons table, publishing and advancing
 -- horizons, the watermark across publishers, and the reading helper. One source: the install

@@ -201,3 +201,37 @@ ALTER OPERATOR FAMILY hlculid_ops USING btree ADD
         uuid_hlculid_cmp
     ],
 );
+
+// LEAKPROOF (0.4.0): under row-level security and in security_barrier views PostgreSQL moves a
+// user's condition ahead of the policy, and so into an index condition, only through leakproof
+// operators (uuid's are). Each function below compares two 16-byte values (`<@`: an id's time
+// with a range's bounds) and returns: it never raises, whatever the values, so it reveals
+// nothing but its result.
+extension_sql!(
+    r#"
+ALTER FUNCTION hlculid_eq(hlculid, hlculid) LEAKPROOF;
+ALTER FUNCTION hlculid_ne(hlculid, hlculid) LEAKPROOF;
+ALTER FUNCTION hlculid_lt(hlculid, hlculid) LEAKPROOF;
+ALTER FUNCTION hlculid_le(hlculid, hlculid) LEAKPROOF;
+ALTER FUNCTION hlculid_gt(hlculid, hlculid) LEAKPROOF;
+ALTER FUNCTION hlculid_ge(hlculid, hlculid) LEAKPROOF;
+ALTER FUNCTION hlculid_cmp(hlculid, hlculid) LEAKPROOF;
+ALTER FUNCTION hlculid_eq_uuid(hlculid, uuid) LEAKPROOF;
+ALTER FUNCTION hlculid_ne_uuid(hlculid, uuid) LEAKPROOF;
+ALTER FUNCTION hlculid_lt_uuid(hlculid, uuid) LEAKPROOF;
+ALTER FUNCTION hlculid_le_uuid(hlculid, uuid) LEAKPROOF;
+ALTER FUNCTION hlculid_gt_uuid(hlculid, uuid) LEAKPROOF;
+ALTER FUNCTION hlculid_ge_uuid(hlculid, uuid) LEAKPROOF;
+ALTER FUNCTION uuid_eq_hlculid(uuid, hlculid) LEAKPROOF;
+ALTER FUNCTION uuid_ne_hlculid(uuid, hlculid) LEAKPROOF;
+ALTER FUNCTION uuid_lt_hlculid(uuid, hlculid) LEAKPROOF;
+ALTER FUNCTION uuid_le_hlculid(uuid, hlculid) LEAKPROOF;
+ALTER FUNCTION uuid_gt_hlculid(uuid, hlculid) LEAKPROOF;
+ALTER FUNCTION uuid_ge_hlculid(uuid, hlculid) LEAKPROOF;
+ALTER FUNCTION hlculid_uuid_cmp(hlculid, uuid) LEAKPROOF;
+ALTER FUNCTION uuid_hlculid_cmp(uuid, hlculid) LEAKPROOF;
+ALTER FUNCTION hlculid_in_range(hlculid, tstzrange) LEAKPROOF;
+"#,
+    name = "hlculid_leakproof",
+    requires = ["hlculid_opclasses", "hlculid_uuid_ops", "hlculid_window"],
+);

@@ -29,3 +29,25 @@ SELECT count(*) AS agree FROM (
   FROM (SELECT uuid_send(gen_random_uuid())::hlculid AS x FROM generate_series(1, 2000)) s) r
 WHERE by_id = by_uuid AND by_id = by_text;
 DROP TABLE ops;
+-- LEAKPROOF comparisons (0.4.0): under row-level security a user's `id = $1` or window on the key
+-- is an index condition, as on a uuid key
+SELECT p.oid::regprocedure AS function FROM pg_proc p
+WHERE (p.proname ~ '^hlculid_(eq|ne|lt|le|gt|ge|cmp)$' OR p.proname ~ '_uuid$|^uuid_.*_hlculid$|_uuid_cmp$|^uuid_hlculid_cmp$')
+  AND p.pronamespace = 'public'::regnamespace AND NOT p.proleakproof;
+CREATE TABLE rls_events (id hlculid PRIMARY KEY, tenant name NOT NULL DEFAULT current_user, body text);
+INSERT INTO rls_events (id, tenant, body)
+SELECT hlculid_from_parts('2026-01-01'::timestamptz + g * interval '1 second', 0, 1, g), 'someone_else', 'x'
+FROM generate_series(1, 5000) g;
+ANALYZE rls_events;
+ALTER TABLE rls_events ENABLE ROW LEVEL SECURITY;
+CREATE POLICY own_rows ON rls_events USING (tenant = current_user);
+CREATE ROLE hlculid_rls_reader;
+GRANT SELECT ON rls_events TO hlculid_rls_reader;
+SET ROLE hlculid_rls_reader;
+SELECT plan($$SELECT * FROM rls_events WHERE id = '01A20D2C2A00-0000-0001-000000000064'$$);
+SELECT plan($$SELECT * FROM rls_events WHERE id >= hlculid_min('2026-01-01 00:10+00') AND id < hlculid_min('2026-01-01 00:11+00')$$);
+SELECT plan($$SELECT * FROM rls_events WHERE id = '01a20d2c-2a00-0000-0001-000000000064'::uuid$$);
+SELECT plan($$SELECT * FROM rls_events WHERE id <@ tstzrange('2026-01-01 00:10+00', '2026-01-01 00:11+00')$$);
+RESET ROLE;
+DROP TABLE rls_events;
+DROP ROLE hlculid_rls_reader;
