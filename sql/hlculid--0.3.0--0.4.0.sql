@@ -51,7 +51,9 @@ AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
 -- == helpers fixed (issue 24) ==
 -- hlculid_backfill: ordering columns qualified (a key column named c, r, ms or more bound to the
 -- pass's own output columns and left rows unfilled); hlculid_create_partitions: the schema name
--- is quoted once (a schema like "user" was quoted twice). Same signatures: grants survive.
+-- is quoted once (a schema like "user" was quoted twice), rows move through a temp table of a
+-- name of its own; both partition helpers lock the table (SHARE UPDATE EXCLUSIVE) instead of an
+-- advisory key any role could hold. Same signatures: grants survive.
 CREATE OR REPLACE PROCEDURE hlculid_backfill(tbl regclass, id_column name, ts_column name,
     publisher int4, batch_size int4 DEFAULT 10000)
 LANGUAGE plpgsql
@@ -373,6 +375,7 @@ DECLARE
     cond text;
     moving boolean;
     moved bigint;
+    moving_tab text;
     fk record;
 BEGIN
     -- every input is checked before anything is locked or changed
@@ -429,7 +432,9 @@ BEGIN
         s := e;
     END LOOP;
 
-    PERFORM pg_advisory_xact_lock('pg_class'::regclass::oid::int, parent::oid::int);
+    -- one run at a time per table, under a lock only roles that may change the table can take
+    -- (0.3.0's advisory lock could be held by any role)
+    EXECUTE format('LOCK TABLE ONLY %s IN SHARE UPDATE EXCLUSIVE MODE', parent);
 
     -- what the partitions cover now (this also refuses a table not partitioned on an hlculid)
     SELECT coalesce(array_agg(b.lo ORDER BY b.lo) FILTER (WHERE NOT b.is_default), '{}'),
@@ -535,20 +540,53 @@ BEGIN
             SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO cols
             FROM pg_attribute a
             WHERE a.attrelid = parent AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '';
-            EXECUTE format('CREATE TEMPORARY TABLE hlculid_moving_rows AS '
-                           'WITH d AS (DELETE FROM %s WHERE %s RETURNING *) SELECT * FROM d', def, cond);
+            -- a name of its own: a session's temp table could have any fixed one
+            moving_tab := 'hlculid_moving_' || md5(clock_timestamp()::text || random()::text);
+            EXECUTE format('CREATE TEMPORARY TABLE %I AS '
+                           'WITH d AS (DELETE FROM %s WHERE %s RETURNING *) SELECT * FROM d', moving_tab, def, cond);
             GET DIAGNOSTICS moved = ROW_COUNT;
         END IF;
 
         EXECUTE format('CREATE TABLE %I.%I PARTITION OF %s FOR VALUES FROM (%L) TO (%s)',
                        nsp, part, parent, lo_txt, coalesce(quote_literal(hi_txt), 'MAXVALUE'));
         IF moving THEN
-            EXECUTE format('INSERT INTO %I.%I (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM pg_temp.hlculid_moving_rows',
-                           nsp, part, cols, cols);
-            DROP TABLE pg_temp.hlculid_moving_rows;
+            EXECUTE format('INSERT INTO %I.%I (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM pg_temp.%I',
+                           nsp, part, cols, cols, moving_tab);
+            EXECUTE format('DROP TABLE pg_temp.%I', moving_tab);
             RAISE NOTICE 'moved % rows from default partition "%" into new partition "%.%"', moved, def::text, nsp, part;
         END IF;
         RETURN NEXT format('%I.%I', nsp, part)::regclass;
+    END LOOP;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION hlculid_drop_partitions(
+    parent regclass, older_than timestamptz, detach_only boolean DEFAULT false)
+RETURNS SETOF text
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    -- a time an id cannot hold (before 1970, after 10889, infinite) is refused here (22008)
+    cutoff @extschema@.hlculid := @extschema@.hlculid_min(older_than);
+    child record;
+    qualified text;
+BEGIN
+    -- one run at a time per table, under a lock only roles that may change the table can take
+    -- (0.3.0's advisory lock could be held by any role)
+    EXECUTE format('LOCK TABLE ONLY %s IN SHARE UPDATE EXCLUSIVE MODE', parent);
+    -- (this also refuses a table not partitioned on an hlculid, before anything is detached)
+    FOR child IN
+        SELECT b.partition, b.to_id FROM @extschema@.hlculid_partition_bounds(parent) b
+        WHERE NOT b.is_default AND b.to_id OPERATOR(@extschema@.<=) cutoff
+        ORDER BY b.to_id
+    LOOP
+        qualified := (pg_identify_object('pg_class'::regclass, child.partition, 0)).identity;
+        EXECUTE format('ALTER TABLE %s DETACH PARTITION %s', parent, child.partition);
+        IF NOT detach_only THEN
+            EXECUTE format('DROP TABLE %s', child.partition);
+        END IF;
+        RETURN NEXT qualified;
     END LOOP;
 END
 $fn$;

@@ -59,7 +59,7 @@ fn hlculid_clock_bound() -> TableIterator<
     (
         name!(max_run_ahead_ms, i64),
         name!(run_ahead_ms, i64),
-        name!(anchor_time, TimestampWithTimeZone),
+        name!(anchor_time, Option<TimestampWithTimeZone>),
         name!(waits, i64),
     ),
 > {
@@ -74,7 +74,8 @@ fn hlculid_clock_bound() -> TableIterator<
     TableIterator::once((
         s.max_run_ahead_ms as i64,
         ((s.logical >> 16) as i64 - base_ms as i64).max(0),
-        ms_to_ts(anchor_ms),
+        // NULL until something anchors the clock (a new cluster's first start)
+        (anchor_ms > 0).then(|| ms_to_ts(anchor_ms)),
         s.waits as i64,
     ))
 }

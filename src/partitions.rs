@@ -148,6 +148,7 @@ DECLARE
     cond text;
     moving boolean;
     moved bigint;
+    moving_tab text;
     fk record;
 BEGIN
     -- every input is checked before anything is locked or changed
@@ -204,7 +205,9 @@ BEGIN
         s := e;
     END LOOP;
 
-    PERFORM pg_advisory_xact_lock('pg_class'::regclass::oid::int, parent::oid::int);
+    -- one run at a time per table, under a lock only roles that may change the table can take
+    -- (0.3.0's advisory lock could be held by any role)
+    EXECUTE format('LOCK TABLE ONLY %s IN SHARE UPDATE EXCLUSIVE MODE', parent);
 
     -- what the partitions cover now (this also refuses a table not partitioned on an hlculid)
     SELECT coalesce(array_agg(b.lo ORDER BY b.lo) FILTER (WHERE NOT b.is_default), '{}'),
@@ -310,17 +313,19 @@ BEGIN
             SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO cols
             FROM pg_attribute a
             WHERE a.attrelid = parent AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '';
-            EXECUTE format('CREATE TEMPORARY TABLE hlculid_moving_rows AS '
-                           'WITH d AS (DELETE FROM %s WHERE %s RETURNING *) SELECT * FROM d', def, cond);
+            -- a name of its own: a session's temp table could have any fixed one
+            moving_tab := 'hlculid_moving_' || md5(clock_timestamp()::text || random()::text);
+            EXECUTE format('CREATE TEMPORARY TABLE %I AS '
+                           'WITH d AS (DELETE FROM %s WHERE %s RETURNING *) SELECT * FROM d', moving_tab, def, cond);
             GET DIAGNOSTICS moved = ROW_COUNT;
         END IF;
 
         EXECUTE format('CREATE TABLE %I.%I PARTITION OF %s FOR VALUES FROM (%L) TO (%s)',
                        nsp, part, parent, lo_txt, coalesce(quote_literal(hi_txt), 'MAXVALUE'));
         IF moving THEN
-            EXECUTE format('INSERT INTO %I.%I (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM pg_temp.hlculid_moving_rows',
-                           nsp, part, cols, cols);
-            DROP TABLE pg_temp.hlculid_moving_rows;
+            EXECUTE format('INSERT INTO %I.%I (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM pg_temp.%I',
+                           nsp, part, cols, cols, moving_tab);
+            EXECUTE format('DROP TABLE pg_temp.%I', moving_tab);
             RAISE NOTICE 'moved % rows from default partition "%" into new partition "%.%"', moved, def::text, nsp, part;
         END IF;
         RETURN NEXT format('%I.%I', nsp, part)::regclass;
@@ -340,7 +345,9 @@ DECLARE
     child record;
     qualified text;
 BEGIN
-    PERFORM pg_advisory_xact_lock('pg_class'::regclass::oid::int, parent::oid::int);
+    -- one run at a time per table, under a lock only roles that may change the table can take
+    -- (0.3.0's advisory lock could be held by any role)
+    EXECUTE format('LOCK TABLE ONLY %s IN SHARE UPDATE EXCLUSIVE MODE', parent);
     -- (this also refuses a table not partitioned on an hlculid, before anything is detached)
     FOR child IN
         SELECT b.partition, b.to_id FROM @extschema@.hlculid_partition_bounds(parent) b

@@ -9,7 +9,7 @@ SELECT a, b, a = b AS eq, a <> b AS ne, a < b AS lt, a <= b AS le, a > b AS gt, 
 FROM ops;
 -- operators carry commutators, negators, estimators, HASHES and MERGES
 SELECT oprname, oprcom::regoperator, oprnegate::regoperator, oprrest, oprjoin, oprcanhash, oprcanmerge
-FROM pg_operator WHERE oprleft = 'hlculid'::regtype ORDER BY oprname;
+FROM pg_operator WHERE oprleft = 'hlculid'::regtype ORDER BY oprname, oprright::regtype::text;
 -- min and max aggregates
 SELECT min(a), max(b) FROM ops;
 SELECT min(x), max(x) FROM (VALUES (NULL::hlculid)) t(x);
