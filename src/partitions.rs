@@ -150,6 +150,8 @@ DECLARE
     moved bigint;
     moving_tab text;
     fk record;
+    fk_name text;
+    fk_table text;
 BEGIN
     -- every input is checked before anything is locked or changed
     span_lo := @extschema@.hlculid_min(from_ts)::bytea;
@@ -299,35 +301,52 @@ BEGIN
             EXECUTE format('SELECT EXISTS (SELECT FROM %s WHERE %s)', def, cond) INTO moving;
         END IF;
         IF moving THEN
-            -- a move is a delete and an insert: a foreign key that cascades or sets values on
-            -- delete would change the referencing rows
-            SELECT c.conname, c.conrelid::regclass AS referencing INTO fk FROM pg_constraint c
-            WHERE c.contype = 'f' AND c.confrelid IN (parent, def) AND c.confdeltype IN ('c', 'n', 'd')
+            -- A move is a delete and an insert. A foreign key that acts on delete (cascade, set
+            -- null/default) would change the referencing rows, and a deferred one would fail at
+            -- commit, after this call: such a piece is skipped, with a WARNING naming the
+            -- constraint, before anything of it changes; the other pieces are still created.
+            SELECT c.conname, c.conrelid::regclass AS referencing,
+                   CASE WHEN c.confdeltype IN ('c', 'n', 'd') THEN 'acts on delete' ELSE 'is deferred' END AS why
+            INTO fk FROM pg_constraint c
+            WHERE c.contype = 'f' AND c.confrelid IN (parent, def)
+              AND (c.confdeltype IN ('c', 'n', 'd') OR c.condeferrable)
             ORDER BY c.confrelid <> parent, c.conname LIMIT 1;
             IF FOUND THEN
-                RAISE EXCEPTION 'cannot move rows of default partition "%" into new partition "%.%"', def::text, nsp, part
-                    USING ERRCODE = 'object_not_in_prerequisite_state',
-                          DETAIL = format('Foreign key constraint "%s" of table "%s" acts on delete; moving a row deletes and inserts it.', fk.conname, fk.referencing),
-                          HINT = 'Move the rows out of the default partition while the constraint is dropped, then run this again.';
+                RAISE WARNING 'skipped new partition "%.%": rows of default partition "%" cannot move into it', nsp, part, def::text
+                    USING DETAIL = format('Foreign key constraint "%s" of table "%s" %s; moving a row deletes and inserts it.', fk.conname, fk.referencing, fk.why),
+                          HINT = 'Move those rows out of the default partition while the constraint is dropped (see Time partitions in hlculid''s README), then run this again.';
+                CONTINUE;
             END IF;
             SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO cols
             FROM pg_attribute a
             WHERE a.attrelid = parent AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '';
-            -- a name of its own: a session's temp table could have any fixed one
-            moving_tab := 'hlculid_moving_' || md5(clock_timestamp()::text || random()::text);
-            EXECUTE format('CREATE TEMPORARY TABLE %I AS '
-                           'WITH d AS (DELETE FROM %s WHERE %s RETURNING *) SELECT * FROM d', moving_tab, def, cond);
-            GET DIAGNOSTICS moved = ROW_COUNT;
         END IF;
 
-        EXECUTE format('CREATE TABLE %I.%I PARTITION OF %s FOR VALUES FROM (%L) TO (%s)',
-                       nsp, part, parent, lo_txt, coalesce(quote_literal(hi_txt), 'MAXVALUE'));
-        IF moving THEN
-            EXECUTE format('INSERT INTO %I.%I (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM pg_temp.%I',
-                           nsp, part, cols, cols, moving_tab);
-            EXECUTE format('DROP TABLE pg_temp.%I', moving_tab);
-            RAISE NOTICE 'moved % rows from default partition "%" into new partition "%.%"', moved, def::text, nsp, part;
-        END IF;
+        -- a subtransaction: a foreign key that refers to a row being moved (NO ACTION, RESTRICT)
+        -- fails the move; the piece is then skipped whole and the others are still created
+        BEGIN
+            IF moving THEN
+                -- a name of its own: a session's temp table could have any fixed one
+                moving_tab := 'hlculid_moving_' || md5(clock_timestamp()::text || random()::text);
+                EXECUTE format('CREATE TEMPORARY TABLE %I AS '
+                               'WITH d AS (DELETE FROM %s WHERE %s RETURNING *) SELECT * FROM d', moving_tab, def, cond);
+                GET DIAGNOSTICS moved = ROW_COUNT;
+            END IF;
+            EXECUTE format('CREATE TABLE %I.%I PARTITION OF %s FOR VALUES FROM (%L) TO (%s)',
+                           nsp, part, parent, lo_txt, coalesce(quote_literal(hi_txt), 'MAXVALUE'));
+            IF moving THEN
+                EXECUTE format('INSERT INTO %I.%I (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM pg_temp.%I',
+                               nsp, part, cols, cols, moving_tab);
+                EXECUTE format('DROP TABLE pg_temp.%I', moving_tab);
+                RAISE NOTICE 'moved % rows from default partition "%" into new partition "%.%"', moved, def::text, nsp, part;
+            END IF;
+        EXCEPTION WHEN foreign_key_violation THEN
+            GET STACKED DIAGNOSTICS fk_name = CONSTRAINT_NAME, fk_table = TABLE_NAME;
+            RAISE WARNING 'skipped new partition "%.%": rows of default partition "%" cannot move into it', nsp, part, def::text
+                USING DETAIL = format('Foreign key constraint "%s" refers to rows among them (from table "%s"); moving a row deletes and inserts it.', fk_name, fk_table),
+                      HINT = 'Move those rows out of the default partition while the constraint is dropped (see Time partitions in hlculid''s README), then run this again.';
+            CONTINUE;
+        END;
         RETURN NEXT format('%I.%I', nsp, part)::regclass;
     END LOOP;
 END
