@@ -80,7 +80,7 @@ pub const CONDITIONS: &[ConditionInfo] = &[
     info(Condition::InvalidParameter, "22023", "invalid_parameter_value",
         "`hlculid_observe` of an id further ahead of the local clock than `hlculid.max_clock_skew`; `hlculid_clock_recover` of such a floor without `allow_future`; `hlculid_generate_n` of fewer than 1 or more than 65536 ids"),
     info(Condition::RandomUuid, "22023", "invalid_parameter_value",
-        "a random uuid (version 4 with the RFC 9562 variant) cast to `hlculid`, e.g. `gen_random_uuid()` inserted into an `hlculid` column (0.3.0)"),
+        "a random uuid (version 4 with the RFC 9562 variant) cast to `hlculid`, e.g. `gen_random_uuid()` inserted into an `hlculid` column (0.3.0), or read from text in the uuid's 8-4-4-4-12 form, `COPY` included (0.4.0)"),
     info(Condition::NotUuidv7, "22023", "invalid_parameter_value",
         "`hlculid_from_uuidv7` of a uuid that is not an RFC 9562 version 7 uuid (version field 7, variant bits 10) (0.3.0)"),
     info(Condition::NotSuperuser, "42501", "insufficient_privilege",

@@ -17,6 +17,20 @@ const FORMS_HINT: &str =
 fn hlculid_in(input: &CStr, fcinfo: pg_sys::FunctionCallInfo) -> Option<Hlculid> {
     match text::parse(input.to_bytes()) {
         Ok(id) => Some(Hlculid(id)),
+        // the refusal the uuid cast makes, for the same values in the uuid's text (22023)
+        Err(text::ParseError::RandomUuid) => {
+            UserError::new(
+                Condition::RandomUuid,
+                format!(
+                    "cannot read a random uuid (version 4) as type hlculid: \"{}\"",
+                    String::from_utf8_lossy(input.to_bytes())
+                ),
+            )
+            .detail(text::ParseError::RandomUuid.to_string())
+            .hint("Use hlculid_generate() for new ids. To keep a random uuid's bytes on purpose, convert through bytea: uuid_send(value::uuid)::hlculid.")
+            .raise_or_save(fcinfo, c"hlculid_in");
+            None
+        }
         Err(e) => {
             UserError::new(
                 Condition::InvalidText,

@@ -20,7 +20,12 @@ const ULID_FORM = /^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$/;
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 function canonical(text) {
   if (typeof text === 'string' && HEX_FORM.test(text)) {
-    return format(Buffer.from(text.replace(/-/g, ''), 'hex'));
+    const buf = Buffer.from(text.replace(/-/g, ''), 'hex');
+    // the uuid spelling of a random uuid: refused, as the server's input and uuid cast do
+    if (text.length === 36 && buf[6] >> 4 === 4 && (buf[8] & 0xc0) === 0x80) {
+      throw new Error(`invalid hlculid ${JSON.stringify(text)}: a random uuid (version 4 with the RFC 9562 variant) is not an hlculid`);
+    }
+    return format(buf);
   }
   if (typeof text === 'string' && ULID_FORM.test(text)) {
     let v = 0n;

@@ -46,7 +46,12 @@ def _parse(text):
         digits = "".join(c for i, c in enumerate(text) if i not in hyphens)
         if not _HEX.issuperset(digits):
             raise ValueError("not a hex digit")
-        return int(digits, 16)
+        v = int(digits, 16)
+        # the uuid spelling of a random uuid: refused, as the server's input and uuid cast do
+        if n == 36 and (v >> 76) & 0xF == 4 and (v >> 62) & 0x3 == 2:
+            raise ValueError("a random uuid (version 4 with the RFC 9562 variant) is not an hlculid: "
+                             "its bytes would read as a time centuries ahead")
+        return v
     if n == 26:
         v = 0
         for c in text:

@@ -75,6 +75,9 @@ pub enum ParseError {
     },
     /// A ULID whose value exceeds 128 bits (first character above 7).
     UlidOverflow,
+    /// Text in the 8-4-4-4-12 uuid form of a random uuid (version 4 with the RFC 9562 variant):
+    /// its bytes would read as a time centuries ahead (the uuid cast refuses the same values).
+    RandomUuid,
 }
 
 /// The accepted text forms.
@@ -118,6 +121,10 @@ impl fmt::Display for ParseError {
                 form.describe()
             ),
             ParseError::UlidOverflow => write!(f, "The ULID value exceeds 128 bits."),
+            ParseError::RandomUuid => write!(
+                f,
+                "It is a random uuid (version 4 with the RFC 9562 variant), whose bytes would read as a time centuries ahead."
+            ),
         }
     }
 }
@@ -200,7 +207,10 @@ pub fn parse(s: &[u8]) -> Result<Id, ParseError> {
         0 => Err(ParseError::Empty),
         CANONICAL_LEN => parse_hex(s, &CANONICAL_DIGITS, &CANONICAL_HYPHENS, Form::Canonical),
         32 => parse_hex(s, &PLAIN_DIGITS, &[], Form::Hex),
-        36 => parse_hex(s, &UUID_DIGITS, &UUID_HYPHENS, Form::Uuid),
+        36 => match parse_hex(s, &UUID_DIGITS, &UUID_HYPHENS, Form::Uuid)? {
+            id if is_random_uuid(id) => Err(ParseError::RandomUuid),
+            id => Ok(id),
+        },
         ULID_LEN => parse_ulid(s),
         n => Err(ParseError::Length(n)),
     }
@@ -487,11 +497,24 @@ mod tests {
 
     #[test]
     fn random_uuids_are_version_4_with_the_rfc_variant() {
-        let id = |s: &str| parse(s.as_bytes()).unwrap();
+        let id = |s: &str| match parse(s.as_bytes()) {
+            // the uuid spelling of a random uuid is refused; its bytes, for the check below
+            Err(ParseError::RandomUuid) => parse(s.replace('-', "").as_bytes()).unwrap(),
+            r => r.unwrap(),
+        };
         // gen_random_uuid() output, and the edges of the version nibble and the variant bits
-        assert!(is_random_uuid(id("8f3c1f0e-6b1d-4a2b-9c3d-5e6f70819203")));
-        assert!(is_random_uuid(id("00000000-0000-4000-8000-000000000000")));
-        assert!(is_random_uuid(id("ffffffff-ffff-4fff-bfff-ffffffffffff")));
+        for random in [
+            "8f3c1f0e-6b1d-4a2b-9c3d-5e6f70819203",
+            "00000000-0000-4000-8000-000000000000",
+            "ffffffff-ffff-4fff-bfff-ffffffffffff",
+        ] {
+            assert!(is_random_uuid(id(random)));
+            assert_eq!(parse(random.as_bytes()), Err(ParseError::RandomUuid));
+            assert_eq!(
+                parse(random.to_ascii_uppercase().as_bytes()),
+                Err(ParseError::RandomUuid)
+            );
+        }
         for other in [
             "8f3c1f0e-6b1d-3a2b-9c3d-5e6f70819203", // version 3
             "8f3c1f0e-6b1d-5a2b-9c3d-5e6f70819203", // version 5
@@ -528,6 +551,7 @@ mod tests {
                 form: Form::Canonical,
             },
             ParseError::UlidOverflow,
+            ParseError::RandomUuid,
         ] {
             let s = e.to_string();
             assert!(
@@ -547,8 +571,10 @@ mod tests {
             prop_assert_eq!(parse(c.as_bytes()), Ok(id));
             prop_assert_eq!(parse(c.to_ascii_lowercase().as_bytes()), Ok(id));
             prop_assert_eq!(parse(c.replace('-', "").as_bytes()), Ok(id));
-            prop_assert_eq!(parse(uuid_string(id).as_bytes()), Ok(id));
-            prop_assert_eq!(parse(uuid_string(id).to_ascii_uppercase().as_bytes()), Ok(id));
+            // the uuid spelling reads every id but a random uuid's bytes, which it refuses
+            let via_uuid = if is_random_uuid(id) { Err(ParseError::RandomUuid) } else { Ok(id) };
+            prop_assert_eq!(parse(uuid_string(id).as_bytes()), via_uuid);
+            prop_assert_eq!(parse(uuid_string(id).to_ascii_uppercase().as_bytes()), via_uuid);
             let u = ulid_string(id);
             prop_assert_eq!(parse(u.as_bytes()), Ok(id));
             prop_assert_eq!(parse(u.to_ascii_lowercase().as_bytes()), Ok(id));

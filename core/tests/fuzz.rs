@@ -103,7 +103,9 @@ fn text_parser_accepts_only_valid_forms() {
                             b'0'
                         };
                         match text::parse(&fixed) {
-                            Ok(_) | Err(text::ParseError::UlidOverflow) => {}
+                            Ok(_)
+                            | Err(text::ParseError::UlidOverflow)
+                            | Err(text::ParseError::RandomUuid) => {}
                             Err(text::ParseError::Character { at: next, .. })
                             | Err(text::ParseError::Separator { at: next, .. }) => {
                                 assert!(
@@ -117,6 +119,12 @@ fn text_parser_accepts_only_valid_forms() {
                     }
                     text::ParseError::UlidOverflow => {
                         assert!(input.len() == 26 && !(b'0'..=b'7').contains(&input[0]))
+                    }
+                    // the uuid spelling of a random uuid: the same digits unhyphenated read as one
+                    text::ParseError::RandomUuid => {
+                        assert_eq!(input.len(), 36);
+                        let bare: Vec<u8> = input.iter().copied().filter(|&b| b != b'-').collect();
+                        assert!(text::is_random_uuid(text::parse(&bare).unwrap()));
                     }
                 }
             }

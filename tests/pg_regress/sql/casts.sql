@@ -60,9 +60,16 @@ SELECT v AS kind, cast_result(u::uuid) AS result FROM (VALUES
   ('version 4, Microsoft variant', '8f3c1f0e-6b1d-4a2b-cc3d-5e6f70819203'),
   ('version 4, RFC variant', '8f3c1f0e-6b1d-4a2b-9c3d-5e6f70819203')
 ) t(v, u);
--- the bytes of a random uuid on purpose (test data): through bytea or text, which read any value
+-- the bytes of a random uuid on purpose (test data): through bytea, which reads any value, or
+-- in hlculid's own text forms; the uuid's own spelling is refused like the cast (0.4.0), COPY
+-- and pg_input_is_valid included
 SELECT uuid_send('8f3c1f0e-6b1d-4a2b-9c3d-5e6f70819203')::hlculid AS via_bytea,
-       '8f3c1f0e-6b1d-4a2b-9c3d-5e6f70819203'::uuid::text::hlculid AS via_text;
+       replace('8f3c1f0e-6b1d-4a2b-9c3d-5e6f70819203', '-', '')::hlculid AS via_hex_text;
+SELECT err($$SELECT '8f3c1f0e-6b1d-4a2b-9c3d-5e6f70819203'::hlculid$$);
+SELECT err($$SELECT gen_random_uuid()::text::hlculid$$, false) ~ '^22023: cannot read a random uuid' AS text_of_gen_random_uuid;
+CREATE TEMP TABLE copied (id hlculid);
+SELECT err($$COPY copied FROM PROGRAM 'echo 8f3c1f0e-6b1d-4a2b-9c3d-5e6f70819203'$$, false) ~ '^22023' AS copy_refuses;
+SELECT '8f3c1f0e-6b1d-4a2b-cc3d-5e6f70819203'::hlculid AS version_4_other_variant;
 -- uuid -> hlculid is implicit, so comparing with a uuid works and keeps the hlculid side indexable
 CREATE TABLE cu (id hlculid PRIMARY KEY);
 INSERT INTO cu VALUES ('017FC21C5E7A-0000-000A-AAA111111111');
