@@ -41,8 +41,8 @@ SELECT pg_describe_object(classid, objid, 0) || E'\n' || coalesce(CASE classid
        FROM pg_operator WHERE oid = objid)
     WHEN 'pg_opclass'::regclass THEN
       (SELECT format('default=%s family=%s ops=[%s] procs=[%s]', opcdefault, opf.opfname,
-         (SELECT string_agg(amopstrategy || ':' || amopopr::regoperator, ',' ORDER BY amopstrategy) FROM pg_amop WHERE amopfamily = opc.opcfamily),
-         (SELECT string_agg(amprocnum || ':' || amproc::regprocedure, ',' ORDER BY amprocnum) FROM pg_amproc WHERE amprocfamily = opc.opcfamily))
+         (SELECT string_agg(amopstrategy || ':' || amopopr::regoperator, ',' ORDER BY amopstrategy, amopopr::regoperator::text) FROM pg_amop WHERE amopfamily = opc.opcfamily),
+         (SELECT string_agg(amprocnum || ':' || amproc::regprocedure, ',' ORDER BY amprocnum, amproc::regprocedure::text) FROM pg_amproc WHERE amprocfamily = opc.opcfamily))
        FROM pg_opclass opc JOIN pg_opfamily opf ON opf.oid = opc.opcfamily WHERE opc.oid = objid)
     WHEN 'pg_cast'::regclass THEN
       (SELECT format('%s %s %s', castfunc::regprocedure, castcontext, castmethod) FROM pg_cast WHERE oid = objid)
