@@ -815,6 +815,57 @@ def horizon(c, pg, cfg, report, quick):
     tps, _ = pgbench(c, "SELECT hlculid_horizon();\n", 100, cfg["horizon_seconds"])
     report.add(f"\n`hlculid_horizon()` from 100 connections: {tps:,.0f} calls/s "
                f"({1e6 / tps * 100:.0f} us a call per connection).")
+    if cfg.get("baseline"):
+        against_baseline(c, pg, cfg, report)
+
+
+def against_baseline(c, pg, cfg, report):
+    """This build's generation against a previous release's (scripts/bench-baseline.sh) on a
+    second server of the same major, taking turns: the horizon's slot is the difference."""
+    import pgcluster
+
+    n, runs = cfg["horizon_rows"], max(cfg["horizon_runs"], 3)
+    old = pgcluster.Cluster("bench-baseline", major=cfg["baseline"],
+                            conf=["hlculid.publisher_id = 1", "shared_buffers = 128MB", "synchronous_commit = off",
+                                  "autovacuum = off", "max_connections = 120"])
+    try:
+        old.start()
+        old.sql("CREATE EXTENSION hlculid")
+        version = old.one("SELECT extversion FROM pg_extension WHERE extname = 'hlculid'")
+        q = "SELECT count({}) FROM generate_series(1, %s)"
+        times = {}
+        with c.connect() as new_conn, old.connect() as old_conn:
+            conns = {"this build": new_conn, version: old_conn}
+            for conn in conns.values():
+                conn.execute("SET max_parallel_workers_per_gather = 0")
+                for f in ("*", "hlculid_generate()"):
+                    timed(conn, q.format(f), (min(n, 100_000),))
+            for _ in range(runs):
+                for name, conn in conns.items():
+                    for f in ("*", "hlculid_generate()"):
+                        times.setdefault((name, f), []).append(timed(conn, q.format(f), (n,)))
+        net = {name: (mmm(times[(name, "hlculid_generate()")])[0] - mmm(times[(name, "*")])[0]) / n * 1e9
+               for name in ("this build", version)}
+        rows = []
+        for clients in (1, 8):
+            tps = {}
+            for name, server in (("this build", c), (version, old)):
+                with server.connect() as conn:
+                    conn.execute("DROP TABLE IF EXISTS hz_base")
+                    conn.execute("CREATE TABLE hz_base (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), n int)")
+            for name, server in (("this build", c), (version, old)) * runs:
+                tps.setdefault(name, []).append(pgbench(server, "INSERT INTO hz_base (n) VALUES (1);\n", clients,
+                                                        max(cfg["pgbench_seconds"], 1))[0])
+            rows.append([clients, f"{mmm(tps['this build'])[0]:.0f}", f"{mmm(tps[version])[0]:.0f}",
+                         f"{mmm(tps['this build'])[0] / mmm(tps[version])[0]:.2f}x"])
+        report.add(f"\nAgainst hlculid {version} on a second PostgreSQL {pg} server, taking turns, medians of {runs}: "
+                   f"`hlculid_generate()` {net['this build']:.0f} ns/id against {net[version]:.0f} "
+                   f"({net['this build'] / net[version]:.2f}x, net of count(*)); single-row autocommit inserts (rows/s):\n")
+        report.table(["clients", "this build", version, "ratio"], rows)
+        report.check(f"hlculid_generate() within 5% of {version}'s (same run, PostgreSQL {pg})",
+                     net["this build"] <= 1.05 * net[version])
+    finally:
+        old.stop("immediate")
 
 
 def charts(report, out):
@@ -912,8 +963,12 @@ def main():
     ap.add_argument("--only", nargs="+", default=["generation", "inserts", "sorting", "ranges", "windows", "textio",
                                                   "companion", "horizon", "clients"])
     ap.add_argument("--out", default=None)
+    ap.add_argument("--baseline", default=None, metavar="PG_CONFIG",
+                    help="a previous release installed by scripts/bench-baseline.sh: the horizon "
+                         "workload measures generation against it in the same run")
     args = ap.parse_args()
     cfg = QUICK if args.quick else FULL
+    cfg["baseline"] = args.baseline
     report = Report()
     started = time.time()
     report.add(f"# hlculid benchmark report{' (quick)' if args.quick else ''}\n")
