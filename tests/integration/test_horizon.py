@@ -234,3 +234,40 @@ def test_on_a_standby_the_horizon_is_an_error_with_a_hint(make_cluster):
         assert "hlculid_watermark" in e.value.diag.message_hint
     finally:
         standby.stop("immediate")
+
+
+def test_copy_and_a_procedure_that_commits_inside_hold_and_release_the_horizon(make_cluster):
+    c = make_cluster("horizon-copy-proc", conf=CONF).start()
+    setup(c)
+    # COPY into a table whose key defaults to hlculid_generate(): held until the COPY's
+    # transaction commits
+    s = c.connect(autocommit=False)
+    with s.cursor().copy("COPY ev (w, n) FROM STDIN") as cp:
+        for i in range(100):
+            cp.write_row((1, i))
+    first = s.execute("SELECT min(id)::text FROM ev").fetchone()[0]
+    assert held_at(c) <= first
+    s.commit()
+    assert held_at(c) > c.one("SELECT max(id)::text FROM ev")
+    # a procedure that commits inside: each part holds from its first id to its own commit
+    c.sql("""CREATE PROCEDURE two_parts() LANGUAGE plpgsql AS $$
+             BEGIN
+               INSERT INTO ev (w, n) VALUES (2, 1);
+               COMMIT;
+               INSERT INTO ev (w, n) VALUES (2, 2);
+               PERFORM pg_sleep(1.5);
+               COMMIT;
+             END $$""")
+    caller = c.connect()
+    t = threading.Thread(target=lambda: caller.execute("CALL two_parts()"))
+    t.start()
+    time.sleep(0.7)
+    part1, part2 = (c.one("SELECT id::text FROM ev WHERE w = 2 AND n = 1"),
+                    caller.info.backend_pid)
+    h = held_at(c)
+    assert h > part1, "the procedure's first part was committed and should not hold the horizon"
+    assert c.one("SELECT count(*) FROM hlculid_horizon_holders WHERE pid = %s", (part2,)) == 1
+    t.join(10)
+    assert held_at(c) > c.one("SELECT max(id)::text FROM ev")
+    caller.close()
+    s.close()
