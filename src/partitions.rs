@@ -152,6 +152,8 @@ DECLARE
     fk record;
     fk_name text;
     fk_table text;
+    fk_oid oid;
+    fk_up oid;
 BEGIN
     -- every input is checked before anything is locked or changed
     span_lo := @extschema@.hlculid_min(from_ts)::bytea;
@@ -340,10 +342,25 @@ BEGIN
                 EXECUTE format('DROP TABLE pg_temp.%I', moving_tab);
                 RAISE NOTICE 'moved % rows from default partition "%" into new partition "%.%"', moved, def::text, nsp, part;
             END IF;
-        EXCEPTION WHEN foreign_key_violation THEN
+        -- (RESTRICT is 23001 from PostgreSQL 18 on, 23503 before)
+        EXCEPTION WHEN foreign_key_violation OR restrict_violation THEN
             GET STACKED DIAGNOSTICS fk_name = CONSTRAINT_NAME, fk_table = TABLE_NAME;
+            fk_oid := NULL;
+            fk_up := NULL;
+            -- the error names the partition-level clone of the user's constraint (named
+            -- differently by each major): report the constraint the user made
+            SELECT c.oid, c.conparentid INTO fk_oid, fk_up FROM pg_constraint c
+            WHERE c.conname = fk_name AND c.contype = 'f' AND c.confrelid IN (parent, def)
+            ORDER BY c.confrelid = def DESC LIMIT 1;
+            WHILE fk_up IS NOT NULL AND fk_up <> 0 LOOP
+                fk_oid := fk_up;
+                SELECT c.conparentid INTO fk_up FROM pg_constraint c WHERE c.oid = fk_oid;
+            END LOOP;
+            IF fk_oid IS NOT NULL THEN
+                SELECT c.conname, c.conrelid::regclass::text INTO fk_name, fk_table FROM pg_constraint c WHERE c.oid = fk_oid;
+            END IF;
             RAISE WARNING 'skipped new partition "%.%": rows of default partition "%" cannot move into it', nsp, part, def::text
-                USING DETAIL = format('Foreign key constraint "%s" refers to rows among them (from table "%s"); moving a row deletes and inserts it.', fk_name, fk_table),
+                USING DETAIL = format('Foreign key constraint "%s" of table "%s" refers to rows among them; moving a row deletes and inserts it.', fk_name, fk_table),
                       HINT = 'Move those rows out of the default partition while the constraint is dropped (see Time partitions in hlculid''s README), then run this again.';
             CONTINUE;
         END;

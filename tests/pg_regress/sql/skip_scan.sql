@@ -1,7 +1,8 @@
 -- PostgreSQL 18: skip support lets a btree skip scan step through the leading column
 SELECT p.amprocnum, p.amproc::regproc
 FROM pg_amproc p JOIN pg_opfamily f ON f.oid = p.amprocfamily
-WHERE f.opfname = 'hlculid_ops' AND f.opfmethod = (SELECT oid FROM pg_am WHERE amname = 'btree') ORDER BY 1;
+WHERE f.opfname = 'hlculid_ops' AND f.opfmethod = (SELECT oid FROM pg_am WHERE amname = 'btree')
+  AND p.amproclefttype = 'hlculid'::regtype AND p.amprocrighttype = 'hlculid'::regtype ORDER BY 1;
 SELECT amvalidate(oid) FROM pg_opclass WHERE opcname = 'hlculid_ops' AND opcmethod = (SELECT oid FROM pg_am WHERE amname = 'btree');
 CREATE TABLE sk (k hlculid, n int);
 INSERT INTO sk SELECT hlculid_from_parts('2024-01-01+00', 0, 0, i % 4), i FROM generate_series(1, 40000) i;
