@@ -396,6 +396,25 @@ pub fn persist_floor() -> std::io::Result<()> {
     Ok(())
 }
 
+/// The holds of prepared transactions still in progress: (xid, lowest value), read under the
+/// holds lock (skipped while there are none).
+fn live_holds(h: &'static Header) -> Vec<(u32, u64)> {
+    if h.holds_in_use.load(Ordering::Acquire) == 0 {
+        return Vec::new();
+    }
+    let _lock = HOLDS_LOCK.share();
+    holds(h)
+        .iter()
+        .map(|e| {
+            (
+                e.xid.load(Ordering::Acquire),
+                e.lowest.load(Ordering::Relaxed),
+            )
+        })
+        .filter(|&(xid, _)| xid != 0 && in_progress(xid))
+        .collect()
+}
+
 /// The horizon as a clock value (exclusive): no running or prepared transaction has taken a
 /// value below it.
 pub fn compute() -> u64 {
@@ -410,14 +429,8 @@ pub fn compute() -> u64 {
         }
     }
     // After the slots: a prepared transaction's hold is made before its slot is cleared.
-    if h.holds_in_use.load(Ordering::Acquire) > 0 {
-        let _lock = HOLDS_LOCK.share();
-        for e in holds(h) {
-            let xid = e.xid.load(Ordering::Acquire);
-            if xid != 0 && in_progress(xid) {
-                horizon = horizon.min(e.lowest.load(Ordering::Relaxed));
-            }
-        }
+    for (_, lowest) in live_holds(h) {
+        horizon = horizon.min(lowest);
     }
     h.published
         .fetch_max(horizon, Ordering::AcqRel)
@@ -525,18 +538,8 @@ fn hlculid_horizon_holds() -> TableIterator<
             rows.push((Some(s.pid.load(Ordering::Relaxed)), None, as_id(v)));
         }
     }
-    if h.holds_in_use.load(Ordering::Acquire) > 0 {
-        let _lock = HOLDS_LOCK.share();
-        for e in holds(h) {
-            let xid = e.xid.load(Ordering::Acquire);
-            if xid != 0 && in_progress(xid) {
-                rows.push((
-                    None,
-                    Some(i64::from(xid)),
-                    as_id(e.lowest.load(Ordering::Relaxed)),
-                ));
-            }
-        }
+    for (xid, lowest) in live_holds(h) {
+        rows.push((None, Some(i64::from(xid)), as_id(lowest)));
     }
     TableIterator::new(rows)
 }
