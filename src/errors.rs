@@ -3,7 +3,7 @@
 //! for them (`pg_input_is_valid`, COPY ... ON_ERROR, PostgreSQL 16+).
 //!
 //! [`CONDITIONS`] is the one list of what can go wrong and its SQLSTATE: every error is raised
-//! through a [`Condition`], and the README's error table is tested against the list.
+//! through a [`Condition`], and the table of docs/errors.md is tested against the list.
 
 use pgrx::pg_sys::panic::ErrorReport;
 use pgrx::prelude::*;
@@ -46,7 +46,7 @@ pub enum Condition {
     Internal,
 }
 
-/// One row of the README's error table: condition, SQLSTATE, its PostgreSQL name, when.
+/// One row of the error table of docs/errors.md: condition, SQLSTATE, its PostgreSQL name, when.
 pub struct ConditionInfo {
     pub condition: Condition,
     pub sqlstate: &'static str,
@@ -105,7 +105,7 @@ pub const CONDITIONS: &[ConditionInfo] = &[
         "never expected: a bug, or the operating system refusing random bytes"),
 ];
 
-/// A row of the README's error table that PostgreSQL itself raises for hlculid's objects (so no
+/// A row of the error table of docs/errors.md that PostgreSQL itself raises for hlculid's objects (so no
 /// [`Condition`] of ours), with the statements that raise it (the table's test runs them).
 pub struct RaisedByPostgres {
     pub sqlstate: &'static str,

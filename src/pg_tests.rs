@@ -117,16 +117,17 @@ mod tests {
         Spi::run("SELECT hlculid_from_parts(now(), 70000, 0, 0)").unwrap();
     }
 
-    /// The README's error table is the code's list, row for row: each row's SQLSTATE is the one
-    /// its condition raises, and the rows PostgreSQL raises itself are raised by their statements.
+    /// The first table of docs/errors.md is the code's list, row for row: each row's SQLSTATE is
+    /// the one its condition raises, and the rows PostgreSQL raises itself are raised by their
+    /// statements.
     #[pg_test]
-    fn readme_error_table_is_the_list_of_conditions() {
+    fn the_errors_page_is_the_list_of_conditions() {
         use crate::errors::{CONDITIONS, RAISED_BY_POSTGRES};
-        let readme = include_str!("../README.md");
-        let table = readme
-            .split("### Errors")
+        let page = include_str!("../docs/errors.md");
+        let table = page
+            .split("## Raised by the extension's code")
             .nth(1)
-            .expect("README has an Errors section");
+            .expect("docs/errors.md has the section of the code's conditions");
         let rows: Vec<&str> = table
             .lines()
             .skip_while(|l| !l.starts_with('|'))

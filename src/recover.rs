@@ -48,7 +48,7 @@ fn recover(floor: Option<Hlculid>, allow_future: bool) -> TimestampWithTimeZone 
             ),
         )
         .detail(format!("A floor further ahead than hlculid.max_clock_skew ({skew} ms) would move this server's clock into the future; it is most likely a value this server did not issue (a random uuid cast to hlculid, an id from a server with a wrong clock). The clock was left unchanged."))
-        .hint("Take the largest id at or below now() + hlculid.max_clock_skew (see \"Recovering the clock\" in hlculid's README), or, if this server really issued that id, call hlculid_clock_recover(id, allow_future => true).")
+        .hint("Take the largest id at or below now() + hlculid.max_clock_skew (see \"Recovering the clock\" in hlculid's docs/troubleshooting.md), or, if this server really issued that id, call hlculid_clock_recover(id, allow_future => true).")
         .raise();
     }
     let mark = server_clock::recover(floor.map_or(0, |f| f.0.logical()));

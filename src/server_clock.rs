@@ -238,7 +238,7 @@ fn raise_damaged(damage: MarkDamage) -> ! {
         persist::FILE_NAME,
         damage.describe()
     ))
-    .hint("Find the largest hlculid stored in this cluster and, as a superuser, run SELECT hlculid_clock_recover(that_id); see \"Recovering the clock\" in hlculid's README.")
+    .hint("Find the largest hlculid stored in this cluster and, as a superuser, run SELECT hlculid_clock_recover(that_id); see \"Recovering the clock\" in hlculid's docs/troubleshooting.md.")
     .raise()
 }
 

@@ -52,9 +52,9 @@ def old_side(request):
 
 def readme_repair_sql():
     """The statement the README says to run in each database after pg_upgrade."""
-    text = (REPO / "README.md").read_text()
+    text = (REPO / "docs" / "upgrading.md").read_text()
     m = re.search(r"<!-- after-pg_upgrade -->\s*```sql\n(.*?)```", text, re.S)
-    assert m, "README.md lost its after-pg_upgrade block"
+    assert m, "docs/upgrading.md lost its after-pg_upgrade block"
     return m.group(1)
 
 

@@ -2,7 +2,7 @@
 extension: hlculid's extractors, time bounds and text forms over ids stored in `uuid` columns.
 
 One server of the major under test, two databases: `comp` without the extension, where a role
-that is no superuser installs the companion with the README's command, and `ext` with the
+that is no superuser installs the companion with the command of docs/managed.md, and `ext` with the
 extension, whose native functions are the reference. Ids move from one to the other as uuid.
 """
 
@@ -14,10 +14,10 @@ import psycopg
 import pytest
 
 from pgcluster import Cluster, as_postgres
-from test_readme import README, parse
+from test_docs import ROOT, parse
 
-COMPANION = README.parent / "sql" / "hlculid_uuid.sql"
-SECTION = "Managed PostgreSQL (RDS, Cloud SQL, Azure)"
+COMPANION = ROOT / "sql" / "hlculid_uuid.sql"
+PAGE = ROOT / "docs" / "managed.md"
 # The functions an application calls (the error helper is the file's own)
 CALLED = ["hlculid_ts(uuid)", "hlculid_counter(uuid)", "hlculid_publisher(uuid)", "hlculid_random(uuid)",
           "hlculid_decode(uuid)", "hlculid_min(timestamp with time zone)",
@@ -32,7 +32,7 @@ def psql(c, db, user, *args, stdin=None):
 
 
 def install(c, db, user, *more):
-    """The README's command, the file given on standard input (the checkout may be private)."""
+    """The command of docs/managed.md, the file given on standard input (the checkout may be private)."""
     return psql(c, db, user, *more, "-v", "ON_ERROR_STOP=1", "--single-transaction", "-c",
                 "CREATE SCHEMA IF NOT EXISTS hlc", "-c", "SET search_path = hlc", "-f", "-",
                 stdin=COMPANION.read_text())
@@ -265,19 +265,15 @@ def test_installing_again_replaces_in_place(server):
         k.execute("DROP TABLE hlc.seen")
 
 
-def test_the_readme_sections_queries_run_on_the_companion(server):
-    """tests/integration/test_readme.py runs the section with the extension; here its blocks run
-    on the companion, and those skipped there as the companion's own ("companion only") too."""
-    sections = [s for s in parse(README.read_text())[0] if s.title == SECTION]
-    assert len(sections) == 1, "README has no section " + SECTION
-    blocks = [b for b in sections[0].blocks
-              if (b.mark != "skip" or b.reason.startswith("companion only"))
-              and not (b.reason or "").startswith("extension only")]
+def test_the_managed_pages_queries_run_on_the_companion(server):
+    """tests/integration/test_docs.py runs docs/managed.md with the extension; here its blocks
+    marked as the companion's own ("skip (companion only ...)") run on the companion."""
+    blocks = [b for b in parse("docs/managed.md", PAGE.read_text()).blocks if b.skip.startswith("companion only")]
     assert len(blocks) >= 2
-    server.sql("CREATE DATABASE readme_comp")
-    server.sql("GRANT CREATE ON DATABASE readme_comp TO app")
-    assert install(server, "readme_comp", "app").returncode == 0
-    assert psql(server, "readme_comp", "postgres", "-c", "GRANT CREATE ON SCHEMA public TO app").returncode == 0
-    r = psql(server, "readme_comp", "app", "-v", "ON_ERROR_STOP=1", "-c", "SET search_path = public, hlc", "-f", "-",
+    server.sql("CREATE DATABASE docs_comp")
+    server.sql("GRANT CREATE ON DATABASE docs_comp TO app")
+    assert install(server, "docs_comp", "app").returncode == 0
+    assert psql(server, "docs_comp", "postgres", "-c", "GRANT CREATE ON SCHEMA public TO app").returncode == 0
+    r = psql(server, "docs_comp", "app", "-v", "ON_ERROR_STOP=1", "-c", "SET search_path = public, hlc", "-f", "-",
              stdin="".join(b.sql for b in blocks))
     assert r.returncode == 0, r.stderr

@@ -1,0 +1,305 @@
+r"""The docs run as written: README.md and every page under docs/.
+
+Each page's ```sql blocks run in order in one psql session (as a reader pastes them), in a
+database of the page's own, on a server with hlculid preloaded, `hlculid.publisher_id = 10` and
+`TimeZone = UTC` (what docs/install.md sets up), after CREATE EXTENSION hlculid unless the page
+creates it itself. A ```text block right after a sql block (blank lines between allowed) is that
+block's output as psql prints it (`psql -X -q`, errors without their `psql:<stdin>:N:` prefix),
+and is compared: every line must match, where `…` in the page stands for any text within a line
+(what varies from run to run: ids, times). A sql block without an output block must not raise an
+error. An HTML comment right above a block marks one that cannot run here:
+
+    <!-- docs-check: skip (why it cannot run on one server) -->
+
+Snippets are plain SQL, so that they paste into any client: psql meta-commands are refused.
+Links between pages, and their #anchors, must resolve.
+"""
+
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from pgcluster import Cluster, as_postgres
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = [ROOT / "README.md"] + sorted(p for p in (ROOT / "docs").glob("*.md"))
+MARK = re.compile(r"<!--\s*docs-check:\s*(.*?)\s*-->")
+MARK_BODY = re.compile(r"(skip)\s*\((.*\S.*)\)")
+FENCE = re.compile(r"^(\s*)```(\S*)\s*$")
+CREATES_EXTENSION = re.compile(r"\bCREATE\s+EXTENSION\s+(IF\s+NOT\s+EXISTS\s+)?hlculid\b", re.I)
+PSQL_PREFIX = re.compile(r"^psql:<stdin>:\d+: ", re.M)
+SEPARATOR = "@@docs-block {}@@"
+
+
+@dataclass
+class Block:
+    line: int  # of the opening fence, 1-based
+    sql: str
+    skip: str = ""  # the reason, when marked skip
+    expected: str | None = None  # the output block's text
+    expected_line: int = 0
+
+
+@dataclass
+class Page:
+    name: str
+    blocks: list = field(default_factory=list)
+    problems: list = field(default_factory=list)
+
+
+def fences(lines):
+    """(start, end, indent, lang) of every fenced block; end is the closing fence's index."""
+    out, i = [], 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if m:
+            end = i + 1
+            while end < len(lines) and not re.match(r"^\s*```\s*$", lines[end]):
+                end += 1
+            out.append((i, end, m.group(1), m.group(2)))
+            i = end + 1
+        else:
+            i += 1
+    return out
+
+
+def parse(name, text):
+    page = Page(name)
+    lines = text.split("\n")
+    found = fences(lines)
+    for k, (start, end, indent, lang) in enumerate(found):
+        if end == len(lines):
+            page.problems.append(f"{name}:{start + 1}: a code block that never ends")
+            continue
+        body = [l[len(indent):] if l.startswith(indent) else l.lstrip() for l in lines[start + 1:end]]
+        marks = []
+        j = start - 1
+        while j >= 0 and (not lines[j].strip() or lines[j].strip().startswith("<!--")):
+            marks += [(j, m) for m in MARK.finditer(lines[j])]
+            j -= 1
+        if lang != "sql":
+            if marks:
+                page.problems.append(f"{name}:{marks[0][0] + 1}: a docs-check mark on a '{lang or 'plain'}' block")
+            continue
+        block = Block(start + 1, "\n".join(body) + "\n")
+        for n, l in enumerate(body):
+            if l.lstrip().startswith("\\"):
+                page.problems.append(f"{name}:{start + 2 + n}: a psql meta-command; keep snippets plain SQL")
+        for j, m in marks:
+            b = MARK_BODY.fullmatch(m.group(1))
+            if not b:
+                page.problems.append(f"{name}:{j + 1}: '{m.group(0)}' is not 'skip (reason)'")
+            elif block.skip:
+                page.problems.append(f"{name}:{j + 1}: a second docs-check mark for one block")
+            else:
+                block.skip = b.group(2).strip()
+        if k + 1 < len(found) and found[k + 1][3] == "text" and found[k + 1][1] < len(lines) \
+                and all(not l.strip() for l in lines[end + 1:found[k + 1][0]]):
+            s, e, ind, _ = found[k + 1]
+            out = [l[len(ind):] if l.startswith(ind) else l.lstrip() for l in lines[s + 1:e]]
+            block.expected, block.expected_line = "\n".join(out), s + 1
+            if block.skip:
+                page.problems.append(f"{name}:{s + 1}: an output for a skipped block")
+        page.blocks.append(block)
+    return page
+
+
+def matches(expected, actual):
+    """The first line that differs (1-based, with both texts), or None. `…` matches any text."""
+    def norm(t):
+        ls = [l.rstrip() for l in t.split("\n")]
+        while ls and not ls[0]:
+            ls.pop(0)
+        while ls and not ls[-1]:
+            ls.pop()
+        return ls
+    e, a = norm(expected), norm(actual)
+    for n in range(max(len(e), len(a))):
+        el = e[n] if n < len(e) else None
+        al = a[n] if n < len(a) else None
+        if el is None or al is None:
+            return n + 1, el, al
+        pattern = ".*?".join(re.escape(part) for part in el.split("…"))
+        if not re.fullmatch(pattern, al):
+            return n + 1, el, al
+    return None
+
+
+def page_id(path):
+    return str(path.relative_to(ROOT))
+
+
+PARSED = [parse(page_id(p), p.read_text()) for p in PAGES]
+
+
+def test_every_page_parses_and_the_docs_have_snippets_with_outputs():
+    problems = [p for page in PARSED for p in page.problems]
+    assert not problems, "\n".join(problems)
+    assert len(PAGES) >= 20, [page_id(p) for p in PAGES]
+    assert sum(len(p.blocks) for p in PARSED) >= 60
+    assert sum(b.expected is not None for p in PARSED for b in p.blocks) >= 30
+
+
+def test_the_parser_reads_marks_and_outputs():
+    page = parse("t.md", "# t\n```sql\nSELECT 1;\n```\n\n```text\n ?column?\n```\n"
+                 "<!-- docs-check: skip (needs two servers) -->\n\n```sql\nSELECT 2;\n```\n"
+                 "  ```sql\n  SELECT 3;\n  ```\nprose\n```text\nnot an output\n```\n"
+                 "<!-- docs-check: skip -->\n```sql\nSELECT 4;\n```\n"
+                 "<!-- docs-check: skip (x) -->\n```js\nx\n```\n```sql\n\\set x 1\n```\n")
+    assert [(b.sql, b.skip, b.expected) for b in page.blocks] == [
+        ("SELECT 1;\n", "", " ?column?"), ("SELECT 2;\n", "needs two servers", None),
+        ("SELECT 3;\n", "", None), ("SELECT 4;\n", "", None), ("\\set x 1\n", "", None)]
+    assert len(page.problems) == 3, page.problems
+    assert "is not 'skip (reason)'" in page.problems[0] and "'js' block" in page.problems[1]
+    assert page.problems[2] == "t.md:28: a psql meta-command; keep snippets plain SQL"
+
+
+def test_the_output_comparison_marks_what_varies():
+    assert matches(" a\n---\n 1\n(1 row)\n", " a\n---\n 1\n(1 row)\n\n") is None
+    assert matches(" id\n…\n", " id\n 017FC21C5E7A-0000-000A-AAA111111111\n") is None
+    assert matches(" n\n---\n 1\n", " n\n---\n 2\n") == (3, " 1", " 2")
+    assert matches(" n\n", " n\n 2\n") == (2, None, " 2")
+
+
+# Links: [text](target) outside code, to a page of the repository, with an optional #anchor.
+LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
+
+
+def slug(heading):
+    """GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"`", "", heading.strip().lower())
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def anchors(path):
+    lines = path.read_text().split("\n")
+    inside, seen, out = set(), {}, set()
+    for s, e, _, _ in fences(lines):
+        inside.update(range(s, e + 1))
+    for n, l in enumerate(lines):
+        if n in inside:
+            continue
+        m = re.match(r"^#{1,6}\s+(.*\S)\s*$", l)
+        if m:
+            base = slug(m.group(1))
+            k = seen.get(base, 0)
+            seen[base] = k + 1
+            out.add(base if k == 0 else f"{base}-{k}")
+        out.update(re.findall(r'<a id="([^"]+)">', l))
+    return out
+
+
+def test_every_link_between_pages_resolves():
+    broken = []
+    for path in PAGES + [ROOT / "CHANGELOG.md", ROOT / "core" / "README.md"]:
+        lines = path.read_text().split("\n")
+        inside = set()
+        for s, e, _, _ in fences(lines):
+            inside.update(range(s, e + 1))
+        for n, l in enumerate(lines):
+            if n in inside:
+                continue
+            for target in LINK.findall(re.sub(r"`[^`]*`", "", l)):
+                if re.match(r"^[a-z]+:", target):
+                    continue
+                file, _, anchor = target.partition("#")
+                dest = (path.parent / file).resolve() if file else path
+                where = f"{page_id(path)}:{n + 1}: {target}"
+                if not dest.exists():
+                    broken.append(f"{where}: no such file")
+                elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+                    broken.append(f"{where}: no heading '#{anchor}' in {page_id(dest)}")
+    assert not broken, "\n".join(broken)
+
+
+@pytest.fixture(scope="module")
+def server():
+    c = Cluster("docs", conf=["hlculid.publisher_id = 10", "wal_level = logical", "timezone = 'UTC'"])
+    c.start()
+    yield c
+    c.stop("immediate")
+    shutil.rmtree(c.dir, ignore_errors=True)
+
+
+def run_page(c, page, db):
+    """Runs the page's blocks in a new database; returns the list of failures."""
+    c.sql(f'CREATE DATABASE "{db}"')
+    runnable = [b for b in page.blocks if not b.skip]
+    if not any(CREATES_EXTENSION.search(b.sql) for b in runnable):
+        in_db(c, db, "CREATE EXTENSION hlculid")
+    script = "".join(f"\\echo {SEPARATOR.format(n)}\n{b.sql}" for n, b in enumerate(runnable))
+    script += f"\\echo {SEPARATOR.format(len(runnable))}\n"
+    work = c.dir / "docs"
+    work.mkdir(exist_ok=True)
+    shutil.chown(work, "postgres")
+    f = work / f"{db}.sql"
+    f.write_text(script)
+    shutil.chown(f, "postgres")
+    r = as_postgres("sh", "-c", f'"{c.bin}/psql" -X -q -h "{c.dir}" -p {c.port} -U postgres -d "{db}" '
+                    f'< "{f}" 2>&1', check=False, timeout=600,
+                    env={"PGOPTIONS": "-c statement_timeout=60s", "PGTZ": "UTC"})
+    out = PSQL_PREFIX.sub("", r.stdout)
+    failures = []
+    for n, b in enumerate(runnable):
+        start, end = SEPARATOR.format(n), SEPARATOR.format(n + 1)
+        if start not in out or end not in out:
+            failures.append(f"{page.name}:{b.line}: psql stopped: {out[-2000:]}")
+            break
+        got = out.split(start + "\n", 1)[1].split(end, 1)[0]
+        if b.expected is None:
+            errors = [l for l in got.split("\n") if l.startswith("ERROR:")]
+            if errors:
+                failures.append(f"{page.name}:{b.line}: {errors[0]}\n{got}")
+        else:
+            diff = matches(b.expected, got)
+            if diff:
+                failures.append(f"{page.name}:{b.line}: output line {diff[0]} differs from the page's "
+                                f"(line {b.expected_line}):\n  page: {diff[1]!r}\n  psql: {diff[2]!r}\n"
+                                f"whole output:\n{got}")
+    return failures
+
+
+def in_db(c, db, query):
+    with psycopg.connect(host=str(c.dir), port=c.port, user="postgres", dbname=db, autocommit=True) as conn:
+        conn.execute(query)
+
+
+def cleanup(c, db, roles_before):
+    """What a page leaves outside its database: roles and ALTER SYSTEM settings."""
+    for (role,) in c.sql("SELECT rolname FROM pg_roles WHERE NOT rolname = ANY(%s)", (roles_before,)):
+        for (d,) in c.sql("SELECT datname FROM pg_database WHERE datallowconn"):
+            in_db(c, d, f'DROP OWNED BY "{role}"')
+        c.sql(f'DROP ROLE "{role}"')
+    c.sql("ALTER SYSTEM RESET ALL")
+    c.sql("SELECT pg_reload_conf()")
+
+
+RUNNABLE = [p for p in PARSED if any(not b.skip for b in p.blocks)]
+
+
+@pytest.mark.parametrize("page", RUNNABLE, ids=[p.name for p in RUNNABLE])
+def test_page_runs_as_written(server, page):
+    db = "docs_" + re.sub(r"[^a-z0-9]+", "_", page.name.lower().removesuffix(".md")).strip("_")
+    roles = [r for (r,) in server.sql("SELECT rolname FROM pg_roles")]
+    try:
+        failures = run_page(server, page, db)
+    finally:
+        cleanup(server, db, roles)
+    skipped = [f"{page.name}:{b.line}: skipped: {b.skip}" for b in page.blocks if b.skip]
+    print("\n".join(skipped))
+    assert not failures, "\n\n".join(failures)
+
+
+def test_a_wrong_output_and_a_failing_block_fail_the_page(server):
+    """The checker itself can fail: a wrong output, and an error where the page shows none."""
+    page = parse("broken.md", "# b\n```sql\nSELECT 1 AS n;\n```\n```text\n n\n---\n 2\n(1 row)\n```\n"
+                 "```sql\nSELECT 1/0;\n```\n```sql\nSELECT 'ok' AS s;\n```\n```text\n s\n----\n ok\n(1 row)\n```\n")
+    failures = run_page(server, page, "docs_selftest")
+    assert len(failures) == 2, failures
+    assert failures[0].startswith("broken.md:2: output line 3 differs") and "' 2'" in failures[0]
+    assert failures[1].startswith("broken.md:11: ERROR:  division by zero")
