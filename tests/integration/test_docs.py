@@ -15,20 +15,23 @@ Snippets are plain SQL, so that they paste into any client: psql meta-commands a
 Links between pages, and their #anchors, must resolve.
 """
 
+import os
 import re
 import shutil
+import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import psycopg
 import pytest
 
-from pgcluster import Cluster, as_postgres
+from pgcluster import Cluster, as_postgres, pg_config
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md"] + sorted(p for p in (ROOT / "docs").glob("*.md"))
 MARK = re.compile(r"<!--\s*docs-check:\s*(.*?)\s*-->")
 MARK_BODY = re.compile(r"(skip)\s*\((.*\S.*)\)")
+RUN_MARK = re.compile(r"run\s*\((.*\S.*)\)")
 FENCE = re.compile(r"^(\s*)```(\S*)\s*$")
 CREATES_EXTENSION = re.compile(r"\bCREATE\s+EXTENSION\s+(IF\s+NOT\s+EXISTS\s+)?hlculid\b", re.I)
 PSQL_PREFIX = re.compile(r"^psql:<stdin>:\d+: ", re.M)
@@ -49,6 +52,7 @@ class Page:
     name: str
     blocks: list = field(default_factory=list)
     problems: list = field(default_factory=list)
+    shell: list = field(default_factory=list)  # (line, text) of the sh blocks marked run
 
 
 def fences(lines):
@@ -82,7 +86,9 @@ def parse(name, text):
             marks += [(j, m) for m in MARK.finditer(lines[j])]
             j -= 1
         if lang != "sql":
-            if marks:
+            if lang == "sh" and len(marks) == 1 and RUN_MARK.fullmatch(marks[0][1].group(1)):
+                page.shell.append((start + 1, "\n".join(body) + "\n"))
+            elif marks:
                 page.problems.append(f"{name}:{marks[0][0] + 1}: a docs-check mark on a '{lang or 'plain'}' block")
             continue
         block = Block(start + 1, "\n".join(body) + "\n")
@@ -149,13 +155,15 @@ def test_the_parser_reads_marks_and_outputs():
                  "<!-- docs-check: skip (needs two servers) -->\n\n```sql\nSELECT 2;\n```\n"
                  "  ```sql\n  SELECT 3;\n  ```\nprose\n```text\nnot an output\n```\n"
                  "<!-- docs-check: skip -->\n```sql\nSELECT 4;\n```\n"
-                 "<!-- docs-check: skip (x) -->\n```js\nx\n```\n```sql\n\\set x 1\n```\n")
+                 "<!-- docs-check: skip (x) -->\n```js\nx\n```\n```sql\n\\set x 1\n```\n"
+                 "<!-- docs-check: run (here) -->\n```sh\necho hi\n```\n")
     assert [(b.sql, b.skip, b.expected) for b in page.blocks] == [
         ("SELECT 1;\n", "", " ?column?"), ("SELECT 2;\n", "needs two servers", None),
         ("SELECT 3;\n", "", None), ("SELECT 4;\n", "", None), ("\\set x 1\n", "", None)]
     assert len(page.problems) == 3, page.problems
     assert "is not 'skip (reason)'" in page.problems[0] and "'js' block" in page.problems[1]
     assert page.problems[2] == "t.md:30: a psql meta-command; keep snippets plain SQL"
+    assert page.shell == [(33, "echo hi\n")]
 
 
 def test_the_output_comparison_marks_what_varies():
@@ -354,3 +362,62 @@ def test_the_errors_page_lists_every_sqlstate_the_sql_functions_raise():
     by_file = {("(the file)", code) for _, code in raised_by_sql(companion_sql, per_function=False)}
     page_companion = {("(the file)", code) for _, code in own_rows(companion)}
     assert page_companion == by_file
+
+
+SHELL = {p.name: p for p in PARSED if p.shell}
+
+
+def run_shell(text, cwd, env, subs=()):
+    for a, b in subs:
+        assert a in text, f"the block no longer says {a!r}"
+        text = text.replace(a, b)
+    return subprocess.run(["bash", "-euo", "pipefail", "-c", text], cwd=cwd, env={**os.environ, **env},
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_the_companion_installs_with_the_managed_pages_commands(server):
+    """docs/managed.md's shell block as written, against the docs server: the database and role
+    it creates, the companion in its schema, a query of that role through the search path."""
+    page = SHELL["docs/managed.md"]
+    assert len(page.shell) == 1
+    env = {"PGHOST": str(server.dir), "PGPORT": str(server.port), "PGUSER": "postgres", "PGDATABASE": "postgres",
+           "PATH": f"{server.bin}:{os.environ['PATH']}"}
+    roles = [r for (r,) in server.sql("SELECT rolname FROM pg_roles")]
+    try:
+        r = run_shell(page.shell[0][1], ROOT, env)
+        assert r.returncode == 0, r.stderr
+        with psycopg.connect(host=str(server.dir), port=server.port, user="app_reader", dbname="app") as conn:
+            got = conn.execute("SELECT hlculid_ts('017FC21C5E7A-0000-000A-AAA111111111'::uuid)::text").fetchone()
+        assert got == ("2022-03-25 17:25:13.466+00",)
+    finally:
+        server.sql("DROP DATABASE IF EXISTS app")
+        cleanup(server, "postgres", roles)
+
+
+def test_the_tarball_installs_with_the_install_pages_commands(tmp_path):
+    """docs/install.md's tarball block as written, for the major under test: into a private copy
+    of its PostgreSQL install (the placeholders: the major, the copy's pg_config, no sudo as root)."""
+    page = SHELL["docs/install.md"]
+    assert len(page.shell) == 1
+    version = re.search(r'^version = "(.*)"', (ROOT / "Cargo.toml").read_text(), re.M).group(1)
+    major = subprocess.run([pg_config(), "--version"], capture_output=True, text=True, check=True).stdout.split()[1].split(".")[0]
+    name = f"hlculid-{version}-pg{major}-linux-x86_64.tar.gz"
+    dirs = [Path(os.environ["HLCULID_PACKAGE_DIR"])] if os.environ.get("HLCULID_PACKAGE_DIR") else []
+    found = [d / name for d in dirs + [ROOT / "target" / "test-package", ROOT / "target" / "package"] if (d / name).exists()]
+    if not found:
+        pytest.skip(f"no {name} built (make test builds it before the integration tests)")
+    shutil.copy(found[0], tmp_path / name)
+    cfg = pg_config()
+    copy = tmp_path / "pg"
+    for flag in ["--bindir", "--pkglibdir", "--sharedir"]:
+        d = subprocess.run([cfg, flag], capture_output=True, text=True, check=True).stdout.strip()
+        shutil.copytree(d, str(copy) + d, symlinks=True)
+    copy_cfg = str(copy) + cfg
+    lib = subprocess.run([copy_cfg, "--pkglibdir"], capture_output=True, text=True, check=True).stdout.strip()
+    share = subprocess.run([copy_cfg, "--sharedir"], capture_output=True, text=True, check=True).stdout.strip()
+    assert lib.startswith(str(copy)), "the copy's pg_config does not resolve its own paths"
+    r = run_shell(page.shell[0][1], tmp_path, {}, subs=[("pg17", f"pg{major}"), ("/path/to/pg_config", copy_cfg),
+                                                         ("sudo ", "")])
+    assert r.returncode == 0, r.stderr
+    assert (Path(lib) / "hlculid.so").exists()
+    assert (Path(share) / "extension" / f"hlculid--{version}.sql").exists()
