@@ -13,7 +13,9 @@
 #   core/README.md's dependency line (`hlculid-core = { version = "X.Y"`: a prefix of the version);
 #   README.md and docs/**/*.md: the artifact names only, since those name what `make package` and
 #   `make dist` build from this tree: `postgresql-N-hlculid_X.Y.Z-1_ARCH.deb`,
-#   `hlculid-X.Y.Z-pgN-...tar.gz`, `hlculid-X.Y.Z.zip`, and `sql/hlculid--X.Y.Z.sql` (the
+#   `hlculid-X.Y.Z-pgN-...tar.gz`, `hlculid-X.Y.Z.zip`, the clients' `hlculid-X.Y.Z.tgz`,
+#   `hlculid-X.Y.Z.tar.gz`, `hlculid-X.Y.Z-py3-...whl`, `hlculid-core-X.Y.Z.crate`, and
+#   `sql/hlculid--X.Y.Z.sql` (the
 #   install script's path in the tree; `sql/released/hlculid--X.Y.Z.sql` and the upgrade scripts
 #   `hlculid--X.Y.Z--A.B.C.sql` are history). Prose about other versions (upgrade notes,
 #   `CREATE EXTENSION hlculid VERSION '0.3.0'`, "0.3.0 warned ...") is never matched.
@@ -110,6 +112,8 @@ patterns = [
     ("Debian package", re.compile(r"postgresql-(?:\d+|N|MAJOR)-hlculid_" + SEM + r"-\d")),
     ("tarball", re.compile(r"(?<![\w-])hlculid-" + SEM + r"-pg")),
     ("PGXN zip", re.compile(r"(?<![\w-])hlculid-" + SEM + r"\.zip")),
+    ("client package", re.compile(r"(?<![\w-])hlculid-" + SEM + r"(?=\.tgz|\.tar\.gz|-py\d)")),
+    ("crate", re.compile(r"(?<![\w-])hlculid-core-" + SEM + r"\.crate")),
     ("install script", re.compile(r"(?<![\w/])sql/hlculid--" + SEM + r"\.sql")),
 ]
 docs = [root / "README.md"] + sorted((root / "docs").rglob("*.md")) if (root / "docs").is_dir() else [root / "README.md"]

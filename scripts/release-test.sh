@@ -57,7 +57,8 @@ v = sys.argv[1]
 for f in [pathlib.Path("README.md")] + sorted(pathlib.Path("docs").rglob("*.md")):
     t = f.read_text()
     t = re.sub(r"(postgresql-(?:\d+|N|MAJOR)-hlculid_)\d+\.\d+\.\d+(-\d)", rf"\g<1>{v}\g<2>", t)
-    t = re.sub(r"(?<![\w-])hlculid-\d+\.\d+\.\d+(-pg|\.zip)", rf"hlculid-{v}\g<1>", t)
+    t = re.sub(r"(?<![\w-])hlculid-\d+\.\d+\.\d+(-pg|\.zip|\.tgz|\.tar\.gz|-py\d)", rf"hlculid-{v}\g<1>", t)
+    t = re.sub(r"(?<![\w-])hlculid-core-\d+\.\d+\.\d+\.crate", f"hlculid-core-{v}.crate", t)
     t = re.sub(r"(?<![\w/])sql/hlculid--\d+\.\d+\.\d+\.sql", f"sql/hlculid--{v}.sql", t)
     f.write_text(t)
 PY
@@ -70,12 +71,15 @@ cat >docs/upgrading/notes.md <<EOF
 0.3.0 warned and generated; \`CREATE EXTENSION hlculid VERSION '0.3.0'\` then
 \`sql/hlculid--0.3.0--$v.sql\`, and \`sql/released/hlculid--0.3.0.sql\` is frozen.
 Install \`hlculid-$v-pg17-linux-x86_64.tar.gz\` or \`postgresql-15-hlculid_$v-1_amd64.deb\`.
+npm install ./hlculid-$v.tgz; pip install hlculid-$v-py3-none-any.whl
 EOF
 expect_ok "prose about older versions, upgrade scripts and sql/released/ paths pass" scripts/check-versions.sh
-expect_fail "an old tarball name in docs/" "docs/upgrading/notes.md:4: tarball" in_scratch_copy sh -c \
+expect_fail "an old tarball name in docs/" "docs/upgrading/notes.md:5: tarball" in_scratch_copy sh -c \
   "echo 'tar xzf hlculid-0.3.9-pg17-linux-x86_64.tar.gz' >>docs/upgrading/notes.md && scripts/check-versions.sh"
 expect_fail "an old .deb name in README.md" "Debian package" in_scratch_copy sh -c \
   "echo 'apt install ./postgresql-15-hlculid_0.1.0-1_amd64.deb' >>README.md && scripts/check-versions.sh"
+expect_fail "an old npm package name" "client package" in_scratch_copy sh -c \
+  "echo 'npm install ./hlculid-0.3.9.tgz' >>README.md && scripts/check-versions.sh"
 expect_fail "an old zip name" "PGXN zip" in_scratch_copy sh -c \
   "echo 'pgxn install hlculid-0.1.0.zip' >>README.md && scripts/check-versions.sh"
 expect_fail "an install script path naming another version" "install script" in_scratch_copy sh -c \
@@ -146,7 +150,16 @@ if out=$(scripts/release.sh --bump "$next" 2>&1); then
   done
   cargo metadata --locked --format-version 1 >/dev/null 2>&1 \
     && ok "Cargo.lock agrees with the manifests (cargo metadata --locked)" || bad "Cargo.lock agrees (cargo metadata --locked)"
-  grep -q "^version = \"$next\"" clients/python/pyproject.toml && ok "pyproject.toml is $next" || bad "pyproject.toml is $next"
+  # the Python version, static in pyproject.toml or a __version__ behind a dynamic one
+  python3 - "$next" <<'PY' && ok "the Python package is $next" || bad "the Python package is $next"
+import pathlib, re, sys, tomllib
+nxt = sys.argv[1]
+project = tomllib.loads(pathlib.Path("clients/python/pyproject.toml").read_text()).get("project", {})
+found = [project["version"]] if "version" in project else [
+    v for f in pathlib.Path("clients/python").rglob("*.py")
+    for v in re.findall(r"^__version__\s*=\s*['\"]([^'\"]+)", f.read_text(), re.M)]
+sys.exit(not found or any(v != nxt for v in found))
+PY
   python3 -c "import json,sys; d=json.load(open('clients/node/package-lock.json')); sys.exit(not (json.load(open('clients/node/package.json'))['version'] == d['version'] == d['packages']['']['version'] == '$next'))" \
     && ok "package.json and its lock are $next" || bad "package.json and its lock are $next"
   [ "$(cat "sql/released/hlculid--$v.sql")" = "$prev_sql" ] && ok "sql/released/hlculid--$v.sql is the released script" || bad "frozen script"
@@ -158,6 +171,7 @@ if out=$(scripts/release.sh --bump "$next" 2>&1); then
     && ok "CHANGELOG: $next (unreleased) above $v (2031-02-03)" || bad "CHANGELOG sections"
   grep -q "hlculid-$next-pg" README.md && ! grep -q "hlculid-$v-pg" README.md && ok "README.md names $next artifacts" || bad "README artifacts"
   grep -qF "sql/hlculid--0.3.0--$v.sql" docs/upgrading/notes.md && grep -qF "hlculid-$next-pg17" docs/upgrading/notes.md \
+    && grep -qF "hlculid-$next.tgz" docs/upgrading/notes.md && grep -qF "hlculid-$next-py3" docs/upgrading/notes.md \
     && ok "docs/: artifact names moved, upgrade-script prose kept" || bad "docs/ rewrite"
   grep -q '"release_status": "unstable"' META.json && grep -q "\"file\": \"sql/hlculid--$next.sql\"" META.json \
     && ok "META.json: unstable, the new install script" || bad "META.json after the bump"

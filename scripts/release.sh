@@ -94,13 +94,13 @@ p = pathlib.Path("clients/python/pyproject.toml")
 if p.exists():
     name = tomllib.loads(p.read_text()).get("project", {}).get("name", "?")
     norm = re.sub(r"[-_.]+", "_", name).lower()
-    print(f"python -m build clients/python: {norm}-{v}.tar.gz, {norm}-{v}-py3-none-any.whl")
+    print(f"the Python client (clients/python): {norm}-{v}-py3-none-any.whl (sdist: {norm}-{v}.tar.gz)")
 n = pathlib.Path("clients/node/package.json")
 if n.exists():
     d = json.loads(n.read_text())
     if not d.get("private"):
         base = d["name"].lstrip("@").replace("/", "-")
-        print(f"npm pack clients/node: {base}-{v}.tgz")
+        print(f"the Node client (clients/node, npm pack): {base}-{v}.tgz")
 PY
 }
 
@@ -209,7 +209,8 @@ docs = [pathlib.Path("README.md")] + sorted(pathlib.Path("docs").rglob("*.md"))
 for f in docs:
     if f.exists():
         sub(f, rf"(postgresql-(?:\d+|N|MAJOR)-hlculid_){V}(-\d)", rf"\g<1>{nxt}\g<2>", must=False)
-        sub(f, rf"(?<![\w-])hlculid-{V}(-pg|\.zip)", rf"hlculid-{nxt}\g<1>", must=False)
+        sub(f, rf"(?<![\w-])hlculid-{V}(-pg|\.zip|\.tgz|\.tar\.gz|-py\d)", rf"hlculid-{nxt}\g<1>", must=False)
+        sub(f, rf"(?<![\w-])hlculid-core-{V}\.crate", f"hlculid-core-{nxt}.crate", must=False)
         sub(f, rf"(?<![\w/])sql/hlculid--{V}\.sql", f"sql/hlculid--{nxt}.sql", must=False)
 # CHANGELOG: the new section on top.
 sub("CHANGELOG.md", r"^## ", f"## {nxt} (unreleased)\n\n- Upgrade: `ALTER EXTENSION hlculid UPDATE` from {cur} "
