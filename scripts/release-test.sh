@@ -5,8 +5,8 @@
 #   - breaks one place at a time (core/Cargo.toml, Cargo.lock, a Python or Node version, the
 #     CHANGELOG, META.json, an artifact name in docs/) and expects check-versions.sh to name it,
 #     while prose about older versions, upgrade-script names and sql/released/ paths pass;
-#   - releases the current version (--no-schema: the schema check is make test's own step) and
-#     checks the dated CHANGELOG section, META.json and the artifact names it prints;
+#   - releases the current version (--no-build: the schema check and the crate are make test's
+#     own steps) and checks the dated CHANGELOG section, META.json and the artifact names it prints;
 #   - begins a fake next version with --bump and checks every place it sets, the frozen install
 #     script, the opened upgrade script, Cargo.lock (cargo metadata --locked), and that the
 #     checks pass for it; and that the refusals refuse (an unreleased bump, a wrong version,
@@ -122,14 +122,14 @@ expect_ok "check-versions reads the clients' versions" scripts/check-versions.sh
 
 # -- release.sh
 expect_ok "release --check" scripts/release.sh --check
-expect_fail "release of another version than Cargo.toml's" "Cargo.toml says $v" scripts/release.sh --no-schema 9.9.9
+expect_fail "release of another version than Cargo.toml's" "Cargo.toml says $v" scripts/release.sh --no-build 9.9.9
 expect_fail "release --check without the upgrade script" "every release has an upgrade script" in_scratch_copy sh -c \
   "rm sql/hlculid--*--$v.sql && scripts/release.sh --check"
 expect_fail "a bump before the release" "is not released" in_scratch_copy scripts/release.sh --bump "$next"
 expect_fail "a release from a dirty tree" "uncommitted changes" in_scratch_copy sh -c \
-  "echo x >>LICENSE && scripts/release.sh --no-schema $v"
+  "echo x >>LICENSE && scripts/release.sh --no-build $v"
 prev_sql=$(cat "sql/hlculid--$v.sql")
-if out=$(HLCULID_RELEASE_DATE=2031-02-03 scripts/release.sh --no-schema "$v" 2>&1); then
+if out=$(HLCULID_RELEASE_DATE=2031-02-03 scripts/release.sh --no-build "$v" 2>&1); then
   ok "release $v"
   grep -q "^## $v (2031-02-03)" CHANGELOG.md && ok "the CHANGELOG section is dated" || bad "the CHANGELOG section is dated"
   grep -q '"release_status": "stable"' META.json && ok "META.json is stable" || bad "META.json is stable"

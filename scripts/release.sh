@@ -6,9 +6,11 @@
 #                                     and building nothing (make test runs it)
 #   scripts/release.sh VERSION        release VERSION, which must be Cargo.toml's version (the
 #                                     version is set when the release line begins, see --bump):
-#                                     the checks, plus a clean tree and the install script blessed
+#                                     the checks, plus a clean tree, the install script blessed
 #                                     (scripts/schema-check.sh: every supported major generates
-#                                     exactly its objects); then dates CHANGELOG's section, marks
+#                                     exactly its objects) and the crate packaged and built as
+#                                     crates.io gets it (crate-check.sh --verify); then dates
+#                                     CHANGELOG's section, marks
 #                                     META.json stable, and prints the artifacts and the steps left
 #   scripts/release.sh --bump NEXT    begin NEXT once VERSION is released (tagged): freezes
 #                                     sql/hlculid--VERSION.sql into sql/released/ (as 0.3.0 was
@@ -22,7 +24,7 @@
 #                                     (when not '@CARGO_VERSION@'), the Python and Node clients,
 #                                     META.json, the artifact names in README.md and docs/, and
 #                                     opens CHANGELOG's `## NEXT (unreleased)` section
-# Options: --no-schema (VERSION: skip the schema check's build; the script's own test uses it),
+# Options: --no-build (VERSION: skip the two builds above; the script's own test uses it),
 #          --allow-dirty (VERSION: release from a tree with uncommitted changes; tests only).
 # Release steps in full (docs/_incoming/release.md, "Releasing"): scripts/release.sh X.Y.Z;
 # review and commit; make package; make dist; cargo publish -p hlculid-core; tag vX.Y.Z;
@@ -32,12 +34,12 @@ set -euo pipefail
 cd "$REPO"
 root=$PWD
 
-mode= target= schema=1 dirty=0
+mode= target= build=1 dirty=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --check) mode=check ;;
     --bump) mode=bump target=${2:?--bump NEXT}; shift ;;
-    --no-schema) schema=0 ;;
+    --no-build) build=0 ;;
     --allow-dirty) dirty=1 ;;
     -*) echo "release: unknown option $1" >&2; exit 2 ;;
     *) mode=release target=$1 ;;
@@ -115,8 +117,9 @@ check)
 release)
   checks "$target"
   if [ $dirty = 0 ] && [ -n "$(git status --porcelain)" ]; then problem "the tree has uncommitted changes"; fi
-  if [ $fail = 0 ] && [ $schema = 1 ]; then
+  if [ $fail = 0 ] && [ $build = 1 ]; then
     scripts/schema-check.sh || problem "sql/hlculid--$target.sql is not what the code generates (above)"
+    scripts/crate-check.sh --verify || problem "hlculid-core does not package cleanly (above)"
   fi
   [ $fail = 0 ] || { echo "release: $target NOT released; nothing changed" >&2; exit 1; }
   day=${HLCULID_RELEASE_DATE:-$(date -u +%F)}
