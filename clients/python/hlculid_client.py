@@ -289,56 +289,176 @@ _set_slot = object.__setattr__  # uuid.UUID is immutable through its own __setat
 _UNKNOWN = uuid.SafeUUID.unknown
 
 
-class Generator:
-    """Ids made in this process with the server's clock rule: L = max(L + 1, now_ms << 16), one
-    step per id under a lock, so ids increase even when the system clock steps back, and a
-    counter past 0xFFFF carries into the next millisecond. In memory only: for ids that keep
-    increasing across restarts, use the Rust crate's persisted generator, or let the server make
-    them."""
+# -- the clock ------------------------------------------------------------------------------------
+
+MAX_MS = (1 << 48) - 1  # 10889-08-02 05:31:50.655 UTC, the last millisecond an id holds
+DEFAULT_MAX_SKEW_MS = 500  # the server's hlculid.max_clock_skew and the crate's DEFAULT_MAX_SKEW
+_EXHAUSTED = (1 << 64) - 1 - (1 << 40)  # the crate's clock::EXHAUSTED: no value at or above it
+_RESERVED = _EXHAUSTED - 1  # an in-memory generator has reserved every value below it
+_BACKWARD_STEP_THRESHOLD_MS = 10  # a smaller step back of the wall clock is not a step
+_U64_MAX = (1 << 64) - 1
+_RANDOM_BITS = (1 << 48) - 1
+
+
+class HlculidError(Exception):
+    """Why the Generator made no id or refused an observed one; the subclasses are the crate's
+    hlculid_core::Error variants (the same cases, the same meaning). Nothing changed."""
+
+
+class WallClockOutOfRange(HlculidError):
+    """The system clock reads the Unix epoch itself, a time before it, or a time after
+    10889-08-02: no id is made and nothing changes."""
+
+
+class Exhausted(HlculidError):
+    """The clock reached the end of the 48-bit millisecond range (the last 2^24 ms are kept
+    back, as on the server)."""
+
+
+class TooFarAhead(HlculidError, ValueError):
+    """The observed id is ahead_ms ahead of the local clock, more than the generator's
+    max_skew_ms; the clock was left unchanged."""
+
+    def __init__(self, ahead_ms, max_skew_ms):
+        super().__init__(f"the id is {ahead_ms} ms ahead of the local clock, more than the allowed "
+                         f"skew of {max_skew_ms} ms; it was not observed")
+        self.ahead_ms = ahead_ms
+
+
+class RandomUuid(HlculidError, ValueError):
+    """The observed value is a random uuid (version 4 with the RFC 9562 variant), not an id of any
+    clock: refused whatever its time; the clock was left unchanged."""
+
+
+class PublisherTooWideForBigint(HlculidError, ValueError):
+    """A bigint id holds a publisher of 0 to 1023 only; this generator's is larger."""
 
     def __init__(self, publisher):
-        if not 0 <= publisher <= 0xFFFF:
-            raise ValueError("publisher must be between 0 and 65535")
+        super().__init__(f"publisher {publisher} does not fit a bigint id: a bigint id holds a "
+                         f"publisher of 0 to {BIGINT_MAX_PUBLISHER}; make bigint ids with a "
+                         "Generator whose publisher is in that range")
         self.publisher = publisher
+
+
+class BigintTimeOutOfRange(HlculidError, ValueError):
+    """The clock is past 2109-05-15 07:35:11.103 UTC, the last millisecond a bigint id holds."""
+
+
+def _system_ms():
+    """The system clock in Unix ms; 0 before the epoch, which the clock refuses."""
+    return max(time.time_ns() // 1_000_000, 0)
+
+
+def _sleep_ms(ms):
+    time.sleep(ms / 1000)
+
+
+def _is_random_uuid(v):
+    """Whether the 128-bit value v is a random uuid: version 4 and the RFC 9562 variant."""
+    return (v >> 76) & 0xF == 4 and (v >> 62) & 0x3 == 2
+
+
+class Generator:
+    """Ids made in this process with the server's (and the crate's) clock, checked id by id against
+    the crate's Generator (tests/data/clock_scenario.json):
+
+    - generate: L = max(L + 1, now_ms << 16), one step per id under a lock, so ids increase even
+      when the system clock steps back, and a counter past 0xFFFF carries into the next ms;
+    - the run-ahead bound: generation never pushes the clock more than max_skew_ms beyond the
+      system clock (or beyond where an observe or a backward step of the system clock put it); at
+      the bound, generate() waits for the system clock to move on (sleeps of 1 to 10 ms);
+    - observe: L = max(L, remote), refused (TooFarAhead, clock unchanged) for an id further ahead
+      of the system clock than max_skew_ms, and (RandomUuid) for a random uuid.
+
+    In memory only: for ids that keep increasing across restarts, use the Rust crate's persisted
+    generator, or let the server make them. clock (Unix ms), sleep (ms) and random (48 bits a
+    call, one call per 128-bit id) replace the system's, for tests and simulations."""
+
+    def __init__(self, publisher, *, max_skew_ms=DEFAULT_MAX_SKEW_MS, clock=None, sleep=None, random=None):
+        if not (isinstance(publisher, int) and 0 <= publisher <= 0xFFFF):
+            raise ValueError("publisher must be between 0 and 65535")
+        if not (isinstance(max_skew_ms, int) and max_skew_ms >= 0):
+            raise ValueError("max_skew_ms must be a whole number of ms, 0 or more")
+        self.publisher = publisher
+        self.max_skew_ms = max_skew_ms
+        self._run_ahead_ms = min(max_skew_ms, MAX_MS)
         self._publisher_bits = publisher << 48
-        self._logical = 0
+        self._clock = clock or _system_ms
+        self._sleep = sleep or _sleep_ms
+        self._random = random
+        self._logical = 0  # L = (ms << 16) | counter, the last value issued
+        self._last_wall = 0  # the latest wall clock reading, in ms
+        self._anchor = 0  # where an observe or a backward step put the clock: the bound counts from it
+        self.waits = 0  # calls that waited at the run-ahead bound
+        self.backward_steps = 0  # steps back of the wall clock of more than 10 ms seen
         self._lock = threading.Lock()
 
+    def _take(self, counter_values):
+        """The next clock value whose counter is below counter_values, under the lock: the crate's
+        SharedClock::take for one value, with its wait at the bound (durable::settle_batch)."""
+        waited = False
+        while True:
+            now = self._clock()
+            if not 1 <= now <= MAX_MS:
+                raise WallClockOutOfRange(f"the system clock ({now} ms) is outside hlculid's time range")
+            wall = min(now << 16, _EXHAUSTED)
+            seen = self._last_wall
+            if now > seen:
+                self._last_wall = now
+            elif seen - now > _BACKWARD_STEP_THRESHOLD_MS:
+                # a step back: the bound counts from the clock before it, so ids go on unpaced
+                self._anchor = max(self._anchor, min(seen << 16, _EXHAUSTED))
+                self._last_wall = now
+                self.backward_steps += 1
+            base_ms = max(self._anchor >> 16, now)
+            bound = min((base_ms + self._run_ahead_ms + 1) << 16, _U64_MAX) - 1
+            logical = self._logical
+            if logical >= _EXHAUSTED:
+                raise Exhausted("the hlculid clock is exhausted")
+            first = max(logical + 1, wall)
+            if first & 0xFFFF >= counter_values:
+                first = ((first >> 16) + 1) << 16
+            if first > bound:
+                if not waited:
+                    waited = True
+                    self.waits += 1
+                wait = max(max((first >> 16) - self._run_ahead_ms, 0) - now, 1)
+                self._sleep(min(wait, 10))
+                continue
+            if first > _RESERVED:
+                raise Exhausted("the hlculid clock is exhausted")
+            self._logical = first
+            return first
+
     def generate(self):
-        wall = time.time_ns() // 1_000_000 << 16
+        """The next id: greater than every id this generator returned before."""
         with self._lock:
-            logical = self._logical + 1
-            if logical < wall:
-                logical = wall
-            self._logical = logical
-        try:
-            r = _random_pop()
-        except IndexError:
-            r = _refill_random()
+            logical = self._take(0x10000)
+        if self._random is not None:
+            r = self._random() & _RANDOM_BITS
+        else:
+            try:
+                r = _random_pop() >> 16
+            except IndexError:
+                r = _refill_random() >> 16
         # An Hlculid made as uuid.UUID.__init__ makes one, without re-checking a value built here.
         id_ = _new_object(Hlculid)
-        _set_slot(id_, "int", (logical << 64) | self._publisher_bits | (r >> 16))
+        _set_slot(id_, "int", (logical << 64) | self._publisher_bits | r)
         _set_slot(id_, "is_safe", _UNKNOWN)
         return id_
 
     def generate_bigint(self):
         """A bigint id from the same clock as generate(), so the two widths are ordered against
         each other (through BigId.to_hlculid): a clock value whose counter does not fit 11 bits
-        (2048 or more) moves to the next millisecond, as on the server. The publisher must be 0
-        to 1023."""
+        (2048 or more) moves to the next millisecond, as on the server. PublisherTooWideForBigint
+        (nothing taken) for a publisher over 1023; BigintTimeOutOfRange past 2109-05-15."""
         if self.publisher > BIGINT_MAX_PUBLISHER:
-            raise ValueError(f"publisher {self.publisher} does not fit a bigint id: a bigint id holds "
-                             f"a publisher of 0 to {BIGINT_MAX_PUBLISHER}; make bigint ids with a "
-                             "Generator whose publisher is in that range")
-        now = time.time_ns() // 1_000_000
+            raise PublisherTooWideForBigint(self.publisher)
         with self._lock:
-            logical = max(self._logical + 1, now << 16)
-            if logical & 0xFFFF >= BIGINT_COUNTER_VALUES:
-                logical = ((logical >> 16) + 1) << 16
-            if logical >> 16 > BIGINT_MAX_MS:
-                raise ValueError("the clock is past 2109-05-15 07:35:11.103 UTC, the last millisecond "
-                                 "a bigint id can hold; use 128-bit ids")
-            self._logical = logical
+            logical = self._take(BIGINT_COUNTER_VALUES)
+        if logical >> 16 > BIGINT_MAX_MS:
+            raise BigintTimeOutOfRange("the clock is past 2109-05-15 07:35:11.103 UTC, the last "
+                                       "millisecond a bigint id can hold; use 128-bit ids")
         return BigId.from_fields(logical >> 16, logical & 0xFFFF, self.publisher)
 
     def horizon(self):
@@ -346,16 +466,34 @@ class Generator:
         horizon) on the server): every id made before the call is below it, every id made after
         is at or above it. The clock is first brought up to the wall clock, so an idle
         publisher's horizon moves with time. Report it once every id made before it was sent."""
-        wall = time.time_ns() // 1_000_000 << 16
         with self._lock:
-            logical = max(self._logical + 1, wall)
-            self._logical = logical
+            logical = self._take(0x10000)
         return Hlculid(int=(logical + 1) << 64)
 
     def observe(self, remote):
-        """The receive rule: later ids sort after remote."""
+        """The receive rule: every id generated afterwards sorts after remote (an Hlculid, a
+        uuid.UUID or any accepted text form). An id at or below this generator's clock changes
+        nothing and is always accepted. Refused, with the clock unchanged: a random uuid
+        (RandomUuid), an id further ahead of the system clock than max_skew_ms (TooFarAhead), and
+        any id while the system clock reads outside the id range (WallClockOutOfRange)."""
+        v = remote.int if isinstance(remote, uuid.UUID) else Hlculid(remote).int
+        if _is_random_uuid(v):
+            raise RandomUuid(f"{Hlculid(int=v)} is a random uuid (version 4 with the RFC 9562 variant), "
+                             "not an hlculid; it was not observed")
+        r = min(v >> 64, _EXHAUSTED)
         with self._lock:
-            self._logical = max(self._logical, remote.int >> 64)
+            if r <= self._logical:
+                return
+            now = self._clock()
+            if not 1 <= now <= MAX_MS:
+                raise WallClockOutOfRange(f"the system clock ({now} ms) is outside hlculid's time range")
+            ahead_ms = max((r >> 16) - now, 0)
+            if ahead_ms > self.max_skew_ms:
+                raise TooFarAhead(ahead_ms, self.max_skew_ms)
+            if r > _RESERVED:
+                raise Exhausted("the hlculid clock is exhausted")
+            self._anchor = max(self._anchor, r)
+            self._logical = r
 
 
 # -- psycopg 3 -----------------------------------------------------------------------------------

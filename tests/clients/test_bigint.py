@@ -146,7 +146,7 @@ def test_bounds_at_the_ends_of_the_range_match_the_server(dsn):
                 BigId.min_of(ts)
 
 
-def test_client_generator_follows_the_server_rule_through_a_frozen_clock(monkeypatch):
+def test_client_generator_ids_increase_and_carry_through_a_frozen_clock(monkeypatch):
     gen = Generator(60)
     frozen = time.time_ns()
     monkeypatch.setattr(time, "time_ns", lambda: frozen)

@@ -102,7 +102,7 @@ def test_asyncpg_binary_and_text(dsn, server):
         asyncio.run(run(binary))
 
 
-def test_client_generator_follows_the_server_rule_through_a_frozen_clock(monkeypatch):
+def test_client_generator_ids_increase_and_carry_through_a_frozen_clock(monkeypatch):
     gen = Generator(53)
     frozen = time.time_ns()
     monkeypatch.setattr(time, "time_ns", lambda: frozen)
