@@ -29,6 +29,8 @@ demo-stop:
 install:
 	PG_CONFIG="$(PG_CONFIG)" scripts/install.sh
 
-# Installable artifacts in target/package/: a tarball per major, a .deb for Debian's PostgreSQL.
+# Installable artifacts in target/package/: a tarball per major, a .deb for Debian's PostgreSQL,
+# and the clients: the Python wheel and the npm tarball of package `hlculid`.
 package:
 	scripts/package.sh
+	scripts/package-clients.sh

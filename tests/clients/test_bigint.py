@@ -1,4 +1,4 @@
-"""bigint ids in the Python recipe (clients/python/hlculid_client.py: BigId, Generator.generate_bigint)
+"""bigint ids in the Python recipe (clients/python/src/hlculid, the hlculid package: BigId, Generator.generate_bigint)
 against the server's functions: 10,000 ids made by the server decoded by the client, 10,000 made
 by the client decoded by the server, both through psycopg into a bigint column; the two widths
 from one clock; bounds at the ends of the range; JSON as decimal strings; the shared list of
@@ -15,7 +15,7 @@ import asyncpg
 import psycopg
 import pytest
 from conftest import N
-from hlculid_client import BigId, Generator, Hlculid, json_default, register_psycopg, register_psycopg_bigint
+from hlculid import BigId, Generator, Hlculid, json_default, register_psycopg, register_psycopg_bigint
 
 HERE = Path(__file__).resolve().parent
 FORMS = json.loads((HERE / "bigint_forms.json").read_text(encoding="utf-8"))

@@ -1,4 +1,4 @@
-"""The Django recipe (clients/python/hlculid_django.py) with psycopg 3 against a real server: the
+"""The Django recipe (clients/python/src/hlculid/django.py, module hlculid.django) with psycopg 3 against a real server: the
 app in tests/clients/django_app, its migration made by makemigrations into a temporary directory
 and applied by migrate; 10,000 rows with server ids (db_default) and 10,000 with client ids; a
 time window with bound ids (an index range scan, checked with QuerySet.explain), ordering,
@@ -11,7 +11,7 @@ from datetime import timedelta
 import psycopg
 import pytest
 from conftest import N
-from hlculid_client import Generator, Hlculid
+from hlculid import Generator, Hlculid
 
 DB = "django_recipe"
 
@@ -48,8 +48,8 @@ def test_makemigrations_writes_the_field_and_migrate_makes_the_column(django_env
 
     (initial,) = django_env.glob("0001_*.py")
     text = initial.read_text()
-    assert "import hlculid_django" in text
-    assert ("('id', hlculid_django.HlculidField(db_default=hlculid_django.HlculidGenerate(), "
+    assert "import hlculid.django" in text
+    assert ("('id', hlculid.django.HlculidField(db_default=hlculid.django.HlculidGenerate(), "
             "primary_key=True, serialize=False))") in text, text
     # the field deconstructs to itself: nothing left to migrate
     call_command("makemigrations", "django_app", check=True, dry_run=True, verbosity=0)
@@ -135,7 +135,7 @@ def test_admin_shows_and_reads_the_canonical_text(django_env):
     from django.contrib.auth.models import User
     from django.test import Client
     from django_app.models import Event
-    from hlculid_django import HlculidFormField
+    from hlculid.django import HlculidFormField
 
     e = Event(n=-7)
     e.save()

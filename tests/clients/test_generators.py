@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from hlculid_client import (BigintTimeOutOfRange, Generator, Hlculid, HlculidError, PublisherTooWideForBigint,
+from hlculid import (BigintTimeOutOfRange, Generator, Hlculid, HlculidError, PublisherTooWideForBigint,
                             RandomUuid, TooFarAhead, WallClockOutOfRange)
 
 HERE = Path(__file__).resolve().parent

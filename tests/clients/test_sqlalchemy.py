@@ -1,4 +1,4 @@
-"""The SQLAlchemy 2 recipe (clients/python/hlculid_sqlalchemy.py) with psycopg 3 against a real
+"""The SQLAlchemy 2 recipe (clients/python/src/hlculid/sqlalchemy.py, module hlculid.sqlalchemy) with psycopg 3 against a real
 server, in the ORM's own idioms: a declarative model whose key is `hlculid` with the server
 default hlculid_generate(), 10,000 rows with server ids and 10,000 with client ids, a time window
 with bound ids (an index range scan, checked with EXPLAIN), ordering, and lookups by id."""
@@ -9,8 +9,8 @@ from datetime import timedelta
 import pytest
 import sqlalchemy as sa
 from conftest import N
-from hlculid_client import Generator, Hlculid
-from hlculid_sqlalchemy import HlculidType
+from hlculid import Generator, Hlculid
+from hlculid.sqlalchemy import HlculidType
 from sqlalchemy import event, func, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 from sqlalchemy.schema import CreateTable

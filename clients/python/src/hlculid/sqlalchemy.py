@@ -1,10 +1,10 @@
 """hlculid columns for SQLAlchemy 2 (PostgreSQL, with psycopg 3 or any driver that sends strings
-untyped). One file beside hlculid_client.py; copy both into a project.
+untyped): `pip install "hlculid[sqlalchemy]"`.
 
     from sqlalchemy import func
     from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
-    from hlculid_client import Hlculid
-    from hlculid_sqlalchemy import HlculidType
+    from hlculid import Hlculid
+    from hlculid.sqlalchemy import HlculidType
 
     class Event(Base):
         __tablename__ = "events"
@@ -20,7 +20,7 @@ btree index. Left to SQLAlchemy's defaults, an Hlculid (a uuid.UUID subclass) wo
 `varchar`, for which hlculid has no btree operator.
 """
 
-from hlculid_client import Hlculid, as_hlculid
+from hlculid import Hlculid, as_hlculid
 from sqlalchemy.types import UserDefinedType
 
 
@@ -52,7 +52,7 @@ class HlculidType(UserDefinedType):
     def result_processor(self, dialect, coltype):
         def process(value):
             # text from a plain connection; already an Hlculid where
-            # hlculid_client.register_psycopg was applied to the connection
+            # hlculid.register_psycopg was applied to the connection
             return None if value is None else as_hlculid(value)
 
         return process

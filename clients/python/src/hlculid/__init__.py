@@ -1,5 +1,6 @@
 """hlculid for Python applications: an id type, a client-side generator, and adapters for
-psycopg 3 and asyncpg. One file with no dependencies beyond the drivers; copy it into a project.
+psycopg 3 and asyncpg (`pip install hlculid`; the SQLAlchemy and Django column types are the
+modules hlculid.sqlalchemy and hlculid.django). No dependencies beyond the drivers.
 
 The id type is a subclass of uuid.UUID: the same 16 bytes in the same order (uuid.UUID compares
 by its 128-bit integer, which is the id's big-endian value), so it hashes, sorts, pickles and goes
@@ -13,12 +14,20 @@ numbers, which JavaScript and other double-based readers round above 2^53 (every
 and refuses to be encoded as a number by accident.
 """
 
+from __future__ import annotations
+
 import functools
 import os
 import threading
 import time
 import uuid
 from datetime import datetime, timedelta, timezone
+from typing import Any, Callable, Optional, Union
+
+__version__ = "0.4.0"
+
+# Any text form of an id the server reads, as str or ASCII bytes.
+IdText = Union[str, bytes, bytearray, memoryview]
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _CROCKFORD_VALUE = {c: i for i, c in enumerate(_CROCKFORD)}
@@ -28,7 +37,7 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 _HYPHENS = {35: (12, 17, 22), 32: (), 36: (8, 13, 18, 23)}
 
 
-def _parse(text):
+def _parse(text: IdText) -> int:
     """The integer value of an hlculid's text, in exactly the forms the server accepts (see
     tests/data/text_forms.json): 12-4-4-12 hex, 32 hex digits, 8-4-4-4-12, or a 26-character
     ULID (Crockford base32 without the I/L/O aliases, first character 0-7), in any letter case.
@@ -70,7 +79,8 @@ class Hlculid(uuid.UUID):
 
     __slots__ = ()
 
-    def __init__(self, text=None, *, bytes=None, int=None):  # noqa: A002 - uuid.UUID's names
+    def __init__(self, text: Optional[IdText] = None, *, bytes: Optional[bytes] = None,  # noqa: A002
+                 int: Optional[int] = None) -> None:  # noqa: A002 - uuid.UUID's names
         if text is not None:
             try:
                 int = _parse(text)
@@ -78,34 +88,34 @@ class Hlculid(uuid.UUID):
                 raise ValueError(f"invalid hlculid {text!r}: {e}") from e
         super().__init__(bytes=bytes, int=int)
 
-    def __str__(self):
+    def __str__(self) -> str:
         h = self.hex.upper()
         return f"{h[:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Hlculid('{self}')"
 
     @property
-    def ms(self):
+    def ms(self) -> int:
         return self.int >> 80
 
     @property
-    def counter(self):
+    def counter(self) -> int:
         return (self.int >> 64) & 0xFFFF
 
     @property
-    def publisher(self):
+    def publisher(self) -> int:
         return (self.int >> 48) & 0xFFFF
 
     @property
-    def random(self):
+    def random(self) -> int:
         return self.int & 0xFFFF_FFFF_FFFF
 
     @property
-    def ts(self):
+    def ts(self) -> datetime:
         return datetime.fromtimestamp(self.ms / 1000, tz=timezone.utc)
 
-    def ulid(self):
+    def ulid(self) -> str:
         v, out = self.int, []
         for _ in range(26):
             out.append(_CROCKFORD[v & 31])
@@ -113,12 +123,12 @@ class Hlculid(uuid.UUID):
         return "".join(reversed(out))
 
     @classmethod
-    def min_of(cls, ts):
+    def min_of(cls, ts: datetime) -> Hlculid:
         """The smallest id of the millisecond containing ts (a datetime), like hlculid_min."""
         return cls(int=(int(ts.timestamp() * 1000) << 80))
 
     @classmethod
-    def max_of(cls, ts):
+    def max_of(cls, ts: datetime) -> Hlculid:
         return cls(int=(int(ts.timestamp() * 1000) << 80) | ((1 << 80) - 1))
 
 
@@ -132,7 +142,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MS = timedelta(milliseconds=1)
 
 
-def _parse_decimal(text):
+def _parse_decimal(text: str) -> int:
     """The value of a bigint id's decimal string, in exactly the form the crate and the Node
     client accept (see tests/clients/bigint_forms.json): ASCII digits without sign, white space,
     underscores, prefix or leading zero, so that one id has one string. int() would also take
@@ -163,7 +173,7 @@ class BigId:
 
     __slots__ = ("_v",)
 
-    def __init__(self, value):
+    def __init__(self, value: Union[BigId, int, str]) -> None:
         if isinstance(value, BigId):
             v = value._v
         elif isinstance(value, int) and not isinstance(value, bool):
@@ -186,7 +196,7 @@ class BigId:
         return (BigId, (self._v,))
 
     @classmethod
-    def from_fields(cls, ms, counter, publisher):
+    def from_fields(cls, ms: int, counter: int, publisher: int) -> BigId:
         for name, v, top in (("timestamp (ms)", ms, BIGINT_MAX_MS),
                              ("counter", counter, BIGINT_COUNTER_VALUES - 1),
                              ("publisher", publisher, BIGINT_MAX_PUBLISHER)):
@@ -194,60 +204,60 @@ class BigId:
                 raise ValueError(f"{name} {v} does not fit a bigint id (0 to {top})")
         return cls((ms << 21) | (counter << 10) | publisher)
 
-    def __int__(self):
+    def __int__(self) -> int:
         return self._v
 
     __index__ = __int__
 
-    def __str__(self):
+    def __str__(self) -> str:
         return str(self._v)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"BigId('{self._v}')"
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return self._v == other._v if isinstance(other, BigId) else NotImplemented
 
-    def __lt__(self, other):
+    def __lt__(self, other: BigId) -> bool:
         return self._v < other._v if isinstance(other, BigId) else NotImplemented
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self._v)
 
     @property
-    def ms(self):
+    def ms(self) -> int:
         return self._v >> 21
 
     @property
-    def counter(self):
+    def counter(self) -> int:
         return (self._v >> 10) & (BIGINT_COUNTER_VALUES - 1)
 
     @property
-    def publisher(self):
+    def publisher(self) -> int:
         return self._v & BIGINT_MAX_PUBLISHER
 
     @property
-    def ts(self):
+    def ts(self) -> datetime:
         """The millisecond, exactly (an aware UTC datetime), as hlculid_bigint_ts gives it."""
         return _EPOCH + self.ms * _MS
 
     @classmethod
-    def min_of(cls, ts):
+    def min_of(cls, ts: datetime) -> BigId:
         """The smallest bigint id of the millisecond containing ts, like hlculid_bigint_min (a
         naive datetime is local time, as datetime.timestamp() takes it)."""
         return cls.from_fields(_ms_of(ts), 0, 0)
 
     @classmethod
-    def max_of(cls, ts):
+    def max_of(cls, ts: datetime) -> BigId:
         return cls.from_fields(_ms_of(ts), BIGINT_COUNTER_VALUES - 1, BIGINT_MAX_PUBLISHER)
 
-    def to_hlculid(self):
+    def to_hlculid(self) -> Hlculid:
         """The 128-bit id with the same time, counter and publisher and random bits 0, as
         hlculid_from_bigint: it sorts among 128-bit ids where this id's clock value lies."""
         return Hlculid(int=(self.ms << 80) | (self.counter << 64) | (self.publisher << 48))
 
     @classmethod
-    def from_hlculid(cls, id_):
+    def from_hlculid(cls, id_: Hlculid) -> BigId:
         """The bigint id with a 128-bit id's time, counter and publisher (its random bits are
         dropped), as hlculid_to_bigint; ValueError when one does not fit."""
         try:
@@ -256,11 +266,11 @@ class BigId:
             raise ValueError(f"hlculid {id_} does not fit a bigint id: {e}") from e
 
 
-def _ms_of(ts):
+def _ms_of(ts: datetime) -> int:
     return (ts.astimezone(timezone.utc) - _EPOCH) // _MS
 
 
-def json_default(obj):
+def json_default(obj: Any) -> str:
     """For json.dumps(..., default=json_default): a BigId as its decimal string (never a number:
     JavaScript would round it), an Hlculid as its canonical string."""
     if isinstance(obj, (BigId, Hlculid)):
@@ -319,7 +329,7 @@ class TooFarAhead(HlculidError, ValueError):
     """The observed id is ahead_ms ahead of the local clock, more than the generator's
     max_skew_ms; the clock was left unchanged."""
 
-    def __init__(self, ahead_ms, max_skew_ms):
+    def __init__(self, ahead_ms: int, max_skew_ms: int) -> None:
         super().__init__(f"the id is {ahead_ms} ms ahead of the local clock, more than the allowed "
                          f"skew of {max_skew_ms} ms; it was not observed")
         self.ahead_ms = ahead_ms
@@ -333,7 +343,7 @@ class RandomUuid(HlculidError, ValueError):
 class PublisherTooWideForBigint(HlculidError, ValueError):
     """A bigint id holds a publisher of 0 to 1023 only; this generator's is larger."""
 
-    def __init__(self, publisher):
+    def __init__(self, publisher: int) -> None:
         super().__init__(f"publisher {publisher} does not fit a bigint id: a bigint id holds a "
                          f"publisher of 0 to {BIGINT_MAX_PUBLISHER}; make bigint ids with a "
                          "Generator whose publisher is in that range")
@@ -344,16 +354,16 @@ class BigintTimeOutOfRange(HlculidError, ValueError):
     """The clock is past 2109-05-15 07:35:11.103 UTC, the last millisecond a bigint id holds."""
 
 
-def _system_ms():
+def _system_ms() -> int:
     """The system clock in Unix ms; 0 before the epoch, which the clock refuses."""
     return max(time.time_ns() // 1_000_000, 0)
 
 
-def _sleep_ms(ms):
+def _sleep_ms(ms: int) -> None:
     time.sleep(ms / 1000)
 
 
-def _is_random_uuid(v):
+def _is_random_uuid(v: int) -> bool:
     """Whether the 128-bit value v is a random uuid: version 4 and the RFC 9562 variant."""
     return (v >> 76) & 0xF == 4 and (v >> 62) & 0x3 == 2
 
@@ -374,7 +384,9 @@ class Generator:
     generator, or let the server make them. clock (Unix ms), sleep (ms) and random (48 bits a
     call, one call per 128-bit id) replace the system's, for tests and simulations."""
 
-    def __init__(self, publisher, *, max_skew_ms=DEFAULT_MAX_SKEW_MS, clock=None, sleep=None, random=None):
+    def __init__(self, publisher: int, *, max_skew_ms: int = DEFAULT_MAX_SKEW_MS,
+                 clock: Optional[Callable[[], int]] = None, sleep: Optional[Callable[[int], None]] = None,
+                 random: Optional[Callable[[], int]] = None) -> None:
         if not (isinstance(publisher, int) and 0 <= publisher <= 0xFFFF):
             raise ValueError("publisher must be between 0 and 65535")
         if not (isinstance(max_skew_ms, int) and max_skew_ms >= 0):
@@ -393,7 +405,7 @@ class Generator:
         self.backward_steps = 0  # steps back of the wall clock of more than 10 ms seen
         self._lock = threading.Lock()
 
-    def _take(self, counter_values):
+    def _take(self, counter_values: int) -> int:
         """The next clock value whose counter is below counter_values, under the lock: the crate's
         SharedClock::take for one value, with its wait at the bound (durable::settle_batch)."""
         waited = False
@@ -430,7 +442,7 @@ class Generator:
             self._logical = first
             return first
 
-    def generate(self):
+    def generate(self) -> Hlculid:
         """The next id: greater than every id this generator returned before."""
         with self._lock:
             logical = self._take(0x10000)
@@ -447,7 +459,7 @@ class Generator:
         _set_slot(id_, "is_safe", _UNKNOWN)
         return id_
 
-    def generate_bigint(self):
+    def generate_bigint(self) -> BigId:
         """A bigint id from the same clock as generate(), so the two widths are ordered against
         each other (through BigId.to_hlculid): a clock value whose counter does not fit 11 bits
         (2048 or more) moves to the next millisecond, as on the server. PublisherTooWideForBigint
@@ -461,7 +473,7 @@ class Generator:
                                        "millisecond a bigint id can hold; use 128-bit ids")
         return BigId.from_fields(logical >> 16, logical & 0xFFFF, self.publisher)
 
-    def horizon(self):
+    def horizon(self) -> Hlculid:
         """The horizon an application publisher reports (hlculid_advance_horizon(publisher,
         horizon) on the server): every id made before the call is below it, every id made after
         is at or above it. The clock is first brought up to the wall clock, so an idle
@@ -470,7 +482,7 @@ class Generator:
             logical = self._take(0x10000)
         return Hlculid(int=(logical + 1) << 64)
 
-    def observe(self, remote):
+    def observe(self, remote: Union[uuid.UUID, IdText]) -> None:
         """The receive rule: every id generated afterwards sorts after remote (an Hlculid, a
         uuid.UUID or any accepted text form). An id at or below this generator's clock changes
         nothing and is always accepted. Refused, with the clock unchanged: a random uuid
@@ -498,7 +510,7 @@ class Generator:
 
 # -- psycopg 3 -----------------------------------------------------------------------------------
 
-def register_psycopg(conn):
+def register_psycopg(conn: Any) -> Any:
     """Makes hlculid columns load as Hlculid (text and binary, including binary COPY) and
     Hlculid parameters dump as hlculid, on this connection."""
     from psycopg.adapt import Dumper, Loader
@@ -542,7 +554,7 @@ def register_psycopg(conn):
     return info
 
 
-def register_psycopg_bigint(context):
+def register_psycopg_bigint(context: Any) -> None:
     """Makes BigId parameters dump as bigint (text and binary, binary COPY included) on a
     connection or cursor (register_psycopg does it too). bigint columns still load as int (they
     are not all ids): BigId(value) reads one."""
@@ -568,7 +580,7 @@ def register_psycopg_bigint(context):
     context.adapters.register_dumper(BigId, BigIdBinaryDumper)
 
 
-def as_hlculid(v):
+def as_hlculid(v: Union[uuid.UUID, IdText]) -> Hlculid:
     """A parameter for an hlculid (the drivers' and the ORM recipes'): an Hlculid; a uuid.UUID of
     the same bytes, except a random (version 4) uuid, which is refused as the server's uuid cast
     refuses it; or a string in any accepted text form."""
@@ -584,7 +596,7 @@ def as_hlculid(v):
 
 # -- asyncpg -------------------------------------------------------------------------------------
 
-async def register_asyncpg(conn, schema="public", binary=True):
+async def register_asyncpg(conn: Any, schema: str = "public", binary: bool = True) -> None:
     """hlculid columns as Hlculid, and Hlculid (or uuid.UUID, or string) parameters, in binary
     (default) or text."""
     if binary:
@@ -604,7 +616,7 @@ async def register_asyncpg(conn, schema="public", binary=True):
 _V7_RAND_B = (1 << 62) - 1
 
 
-def to_uuidv7(id):  # noqa: A002 - the SQL function's argument name
+def to_uuidv7(id: Union[Hlculid, IdText]) -> uuid.UUID:  # noqa: A002 - the SQL function's argument name
     """The RFC 9562 version 7 uuid.UUID of an id (an Hlculid or any accepted text form), as the
     server's hlculid_to_uuidv7 makes it: the same millisecond, version 7, the counter's top 12
     bits, the variant, the counter's low 4 bits, the publisher and the top 42 random bits. Keeps
@@ -615,7 +627,7 @@ def to_uuidv7(id):  # noqa: A002 - the SQL function's argument name
                      | (rest & _V7_RAND_B))
 
 
-def from_uuidv7(u):
+def from_uuidv7(u: Union[uuid.UUID, str]) -> Hlculid:
     """The Hlculid a version 7 uuid stands for (a uuid.UUID or its text), as the server's
     hlculid_from_uuidv7 reads it: exact time, counter and publisher, the lowest 6 random bits 0.
     Any RFC 9562 v7 uuid is accepted, in the same order; ValueError for any other uuid."""
