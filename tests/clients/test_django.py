@@ -104,16 +104,25 @@ def test_server_and_client_ids_round_trip_and_a_window_is_an_index_range_scan(dj
     window = Event.objects.filter(id__range=(lo, hi)).order_by("id")
     assert [e.id for e in window] == expected
     assert list(Event.objects.filter(id__gte=lo, id__lte=hi).order_by("id").values_list("id", flat=True)) == expected
+    # the recipe: the lookup in_range, `id <@ tstzrange(...)`, estimated by the planner
+    in_range = Event.objects.filter(id__in_range=(lo.ts, hi.ts + timedelta(milliseconds=1))).order_by("id")
+    assert [e.id for e in in_range] == expected
+    closed = Event.objects.filter(id__in_range=(lo.ts, hi.ts - timedelta(milliseconds=1), "[]")).order_by("id").values_list("id", flat=True)
+    assert list(closed) == [i for i in expected if i.ms < hi.ms]
+    with pytest.raises(ValueError, match="in_range takes"):
+        list(Event.objects.filter(id__in_range=(lo.ts, hi.ts, "[[")))
     with connection.cursor() as cur:
         cur.execute("ANALYZE django_app_event")
         cur.execute("SET enable_seqscan = off")  # an index scan if one can be used
     try:
         plan = window.explain()
+        in_range_plan = in_range.explain()
     finally:
         with connection.cursor() as cur:
             cur.execute("RESET enable_seqscan")
     assert "Seq Scan" not in plan and "Index Cond: ((id >= '" in plan and "::hlculid" in plan, plan
     assert "::text" not in plan and "::uuid" not in plan and "::character varying" not in plan, plan
+    assert "Seq Scan" not in in_range_plan and "Index Cond" in in_range_plan, in_range_plan
 
     # 4. lookups by id: an Hlculid, any text form of it, or a uuid.UUID of its bytes
     target = mine[N // 3]

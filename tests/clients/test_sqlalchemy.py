@@ -111,6 +111,17 @@ def test_server_and_client_ids_round_trip_and_a_window_is_an_index_range_scan(en
         assert "::text" not in plan and "::uuid" not in plan and "::character varying" not in plan, plan
         got = session.scalars(select(Event.id).where(Event.id >= lo, Event.id <= hi).order_by(Event.id)).all()
         assert got == expected
+        # the recipe: in_range, `id <@ tstzrange(...)`, estimated by the planner, an index scan too
+        in_range = select(Event).where(Event.id.in_range(lo.ts, hi.ts + timedelta(milliseconds=1))).order_by(Event.id)
+        assert "<@ tstzrange(" in str(in_range.compile(engine))
+        got = [e.id for e in session.scalars(in_range.execution_options(explain=True))]
+        assert got == expected
+        plan = engine.plans.pop()
+        assert "Seq Scan" not in plan and "Index Cond" in plan, plan
+        closed = select(Event.id).where(Event.id.in_range(lo.ts, hi.ts - timedelta(milliseconds=1), "[]")).order_by(Event.id)
+        assert session.scalars(closed).all() == [i for i in expected if i.ms < hi.ms]
+        with pytest.raises(ValueError, match="range bounds"):
+            Event.id.in_range(lo.ts, hi.ts, "[[")
 
     # 4. lookups by id: an Hlculid, any text form of it, or a uuid.UUID of its bytes
     target = mine[N // 3]

@@ -7,11 +7,13 @@
     class Event(models.Model):
         id = HlculidField(primary_key=True, db_default=HlculidGenerate())
 
+    Event.objects.filter(id__in_range=(t1, t2))  # a time window: id <@ tstzrange(t1, t2, '[)')
+
 The column is `hlculid` in migrations; values are Hlculid (a uuid.UUID subclass) and lookups take
 an Hlculid, a uuid.UUID or a string in any text form the server accepts. A parameter goes to the
 server as the canonical text without a type of its own (Django's psycopg 3 cursors, client- or
 server-side binding), so the server reads it as an hlculid: `id = %s` compares hlculid with
-hlculid and uses the key's index (time windows: `id <@ tstzrange(%s, %s)`, see the docs). Forms and the admin show and read the
+hlculid and uses the key's index (time windows: the lookup `in_range`, `id <@ tstzrange(%s, %s)`). Forms and the admin show and read the
 canonical 12-4-4-12 text.
 """
 
@@ -96,3 +98,26 @@ class HlculidGenerate(models.Func):
     function = "hlculid_generate"
     arity = 0
     output_field = HlculidField()
+
+
+@HlculidField.register_lookup
+class InRange(models.Lookup):
+    """`id__in_range=(start, end)` or `(start, end, bounds)`: `id <@ tstzrange(start, end, bounds)`,
+    a time window the planner estimates from the column's statistics and turns into index
+    conditions on the key (bounds '[)' by default: start included, end not). Prefer it to
+    `id__range=(Hlculid.min_of(t1), Hlculid.max_of(t2))`, which the planner misestimates."""
+
+    lookup_name = "in_range"
+    prepare_rhs = False
+
+    def get_prep_lookup(self):
+        rhs = tuple(self.rhs)
+        if len(rhs) == 2:
+            rhs += ("[)",)
+        if len(rhs) != 3 or rhs[2] not in ("[)", "[]", "(]", "()"):
+            raise ValueError("in_range takes (start, end) or (start, end, bounds), bounds one of [) [] (] ()")
+        return rhs
+
+    def as_sql(self, compiler, connection):
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        return f"{lhs} <@ tstzrange(%s, %s, %s)", [*lhs_params, *self.rhs]
