@@ -341,7 +341,15 @@ class Generator {
   // 'TooFarAhead' (further ahead of the wall clock than maxSkewMs; aheadMs says how far), and
   // 'WallClockOutOfRange' while the wall clock reads outside the id range.
   observe(id) {
-    const buf = Buffer.from(canonical(id).replace(/-/g, ''), 'hex');
+    let text;
+    try {
+      text = canonical(id);
+    } catch (e) {
+      // the uuid spelling of a random uuid, which the text input refuses: a RandomUuid too
+      if (!(typeof id === 'string' && UUID_FORM.test(id))) throw e;
+      text = id;
+    }
+    const buf = Buffer.from(text.replace(/-/g, ''), 'hex');
     if (buf[6] >> 4 === 4 && (buf[8] & 0xc0) === 0x80) {
       throw new HlculidError('RandomUuid', `${format(buf)} is a random uuid (version 4 with the RFC 9562 variant), not an hlculid; it was not observed`);
     }

@@ -3,7 +3,7 @@
 //! the run-ahead bound moves the scripted clock on by the ms waited) and a seeded random source
 //! (splitmix64), and every id and refusal it gives recorded beside the step that gave it. The
 //! Python and Node clients replay the same steps with the same sources and must give the same
-//! ids, id by id, and the same refusals (`tests/clients/test_clock_scenario.py`, `node_clock.js`).
+//! ids, id by id, and the same refusals (`tests/clients/test_generators.py`, `node_clock.js`).
 //!
 //! `cargo run -q -p hlculid-core --example clock_scenario` prints the file; the test regenerates
 //! it and fails on any difference, so the file always holds what the crate does today.
@@ -267,7 +267,7 @@ fn main() {
     }
     let doc = json!({
         "about": "Made by core/examples/clock_scenario.rs from the crate's Generator; do not edit: \
-                  tests/clients/test_clock_scenario.py regenerates it and fails on a difference. \
+                  tests/clients/test_generators.py regenerates it and fails on a difference. \
                   The Python and Node clients replay it id by id.",
         "steps": out,
     });

@@ -112,7 +112,8 @@ const before = o.generate();
 for (const u of [crypto.randomUUID().replace(/-/g, ''), crypto.randomUUID().replace(/-/g, '').toUpperCase()]) {
   assert.throws(() => o.observe(u), (e) => e instanceof hl.HlculidError && e.code === 'RandomUuid');
 }
-assert.throws(() => o.observe(crypto.randomUUID()), /random uuid/); // the uuid spelling: refused as text
+assert.throws(() => o.observe(crypto.randomUUID()), (e) => e instanceof hl.HlculidError && e.code === 'RandomUuid');
+assert.throws(() => o.observe('not an id'), (e) => !(e instanceof hl.HlculidError) && /invalid hlculid/.test(e.message));
 const farMs = fields(before).ms + 60_000;
 const far = hl.format(Buffer.from(farMs.toString(16).padStart(12, '0') + '0'.repeat(20), 'hex'));
 assert.throws(() => o.observe(far), (e) => e.code === 'TooFarAhead' && e.aheadMs >= 59_000 && e.aheadMs <= 60_000);

@@ -128,7 +128,7 @@ def test_python_observe_on_the_real_clock_refuses_random_uuids_and_far_ids_and_c
     import uuid
     gen = Generator(3)
     before = gen.generate()
-    for value in (uuid.uuid4(), Hlculid(uuid.uuid4().hex)):
+    for value in (uuid.uuid4(), Hlculid(uuid.uuid4().hex), str(uuid.uuid4()), uuid.uuid4().hex):
         with pytest.raises(RandomUuid):
             gen.observe(value)
     far = Hlculid(int=(before.ms + 60_000) << 80)
@@ -145,6 +145,9 @@ def test_python_observe_on_the_real_clock_refuses_random_uuids_and_far_ids_and_c
     Generator(3, max_skew_ms=120_000).observe(far)
     with pytest.raises(ValueError):
         Generator(3, max_skew_ms=-1)
+    with pytest.raises(ValueError, match="invalid hlculid") as e:
+        gen.observe("not an id")
+    assert not isinstance(e.value, RandomUuid)
 
 
 def test_python_generator_refuses_a_clock_before_the_epoch_and_bigint_ids_past_2109():

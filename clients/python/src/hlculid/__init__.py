@@ -366,6 +366,14 @@ def _sleep_ms(ms: int) -> None:
     time.sleep(ms / 1000)
 
 
+def _uuid_int(text: str) -> int:
+    """The value of an 8-4-4-4-12 uuid string, or -1 if it is not one."""
+    try:
+        return uuid.UUID(text).int if text.count("-") == 4 else -1
+    except ValueError:
+        return -1
+
+
 def _is_random_uuid(v: int) -> bool:
     """Whether the 128-bit value v is a random uuid: version 4 and the RFC 9562 variant."""
     return (v >> 76) & 0xF == 4 and (v >> 62) & 0x3 == 2
@@ -510,7 +518,17 @@ class Generator:
         nothing and is always accepted. Refused, with the clock unchanged: a random uuid
         (RandomUuid), an id further ahead of the system clock than max_skew_ms (TooFarAhead), and
         any id while the system clock reads outside the id range (WallClockOutOfRange)."""
-        v = remote.int if isinstance(remote, uuid.UUID) else Hlculid(remote).int
+        if isinstance(remote, uuid.UUID):
+            v = remote.int
+        else:
+            try:
+                v = Hlculid(remote).int
+            except ValueError:
+                # the uuid spelling of a random uuid, which the text input refuses: a RandomUuid too
+                if isinstance(remote, str) and len(remote) == 36 and _is_random_uuid(_uuid_int(remote)):
+                    v = _uuid_int(remote)
+                else:
+                    raise
         if _is_random_uuid(v):
             raise RandomUuid(f"{Hlculid(int=v)} is a random uuid (version 4 with the RFC 9562 variant), "
                              "not an hlculid; it was not observed")
