@@ -172,6 +172,7 @@ class BigId:
     immutable; int(b) is the bigint value."""
 
     __slots__ = ("_v",)
+    _v: int
 
     def __init__(self, value: Union[BigId, int, str]) -> None:
         if isinstance(value, BigId):
@@ -282,7 +283,7 @@ def json_default(obj: Any) -> str:
 # ids, 64 bits each, the top 48 used): os.urandom per id costs more than the rest of an id.
 # Shared by every Generator: list.pop() hands each value to one caller even across threads. A
 # forked child empties it, so parent and child never use the same bits.
-_random_pool = []
+_random_pool: list[int] = []
 _random_pop = _random_pool.pop
 
 
