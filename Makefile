@@ -29,9 +29,11 @@ demo-stop:
 install:
 	PG_CONFIG="$(PG_CONFIG)" scripts/install.sh
 
-# Installable artifacts in target/package/: a tarball per major, a .deb for Debian's PostgreSQL.
+# Installable artifacts in target/package/: a tarball per major, a .deb for Debian's PostgreSQL,
+# and the clients: the Python wheel and the npm tarball of package `hlculid`.
 package:
 	scripts/package.sh
+	scripts/package-clients.sh
 
 # The PGXN distribution: target/dist/hlculid-VERSION.zip, a git archive of the tree with META.json.
 dist:

@@ -671,8 +671,8 @@ def clients(_c, _pg, cfg, report, quick):
     import json
     import uuid
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "clients" / "python"))
-    from hlculid_client import Generator
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "clients" / "python" / "src"))
+    from hlculid import Generator
 
     runs, budget = cfg["client_runs"], cfg["client_ms"]
     py = {"hlculid Generator.generate()": Generator(12).generate, "uuid.uuid4()": uuid.uuid4}

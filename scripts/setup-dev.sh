@@ -21,7 +21,8 @@ if [ "$(cat "$VENV/.hlculid-requirements" 2>/dev/null || true)" != "$req_sum" ];
   echo "$req_sum" > "$VENV/.hlculid-requirements"
 fi
 
-# 2b. node-postgres for the Node.js client recipe, pinned in clients/node/package-lock.json.
+# 2b. The Node.js client's dev dependencies (node-postgres, Drizzle ORM, npm uuid, TypeScript for the
+# declarations' check), pinned in clients/node/package-lock.json.
 lock_sum=$(sha256sum clients/node/package-lock.json | cut -d' ' -f1)
 if [ "$(cat clients/node/node_modules/.hlculid-lock 2>/dev/null || true)" != "$lock_sum" ]; then
   echo "setup-dev: installing clients/node/package-lock.json"

@@ -1,5 +1,5 @@
 // hlculid for Drizzle ORM (drizzle-orm/pg-core, with node-postgres): a column type whose values
-// are canonical strings, as hlculid.js gives them. Copy it beside hlculid.js. Parameters take any
+// are canonical strings, as hlculid.js gives them (`require('hlculid/drizzle')`, or import). Parameters take any
 // text form the server reads (checked and made canonical here, so a bad id throws before a round
 // trip); node-postgres sends them untyped, so `eq(t.id, '...')` needs no cast. Results are the
 // server's text output, canonical already: nothing to register.
@@ -8,7 +8,9 @@
 //     id: hlculid('id').primaryKey().default(sql`hlculid_generate()`),
 //   });
 //   hlculid('id', { mode: 'bigint' })  // a bigint id column: decimal strings, never a Number
+//   db.select().from(events).where(inRange(events.id, from, to))  // a time window: id <@ tstzrange
 'use strict';
+const { sql } = require('drizzle-orm');
 const { customType } = require('drizzle-orm/pg-core');
 const { canonical, parseBigint } = require('./hlculid.js');
 
@@ -37,4 +39,15 @@ function hlculid(a, b) {
   throw new TypeError(`hlculid column mode ${JSON.stringify(mode)}: use 'string' or 'bigint'`);
 }
 
-module.exports = { hlculid };
+// A time window as the planner estimates it and turns into index conditions on the key:
+// `column <@ tstzrange(from, to, bounds)` (bounds '[)' by default: from included, to not).
+// `between(column, minOf(from), maxOf(to))` is misestimated (a window narrower than a histogram
+// bucket counts as one row).
+const BOUNDS = new Set(['[)', '[]', '(]', '()']);
+function inRange(column, from, to, bounds = '[)') {
+  if (!BOUNDS.has(bounds)) throw new TypeError(`range bounds ${JSON.stringify(bounds)}: use '[)', '[]', '(]' or '()'`);
+  const ts = (v) => (v instanceof Date ? v.toISOString() : v);
+  return sql`${column} <@ tstzrange(${ts(from)}::timestamptz, ${ts(to)}::timestamptz, ${bounds})`;
+}
+
+module.exports = { hlculid, inRange };

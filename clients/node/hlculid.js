@@ -144,55 +144,155 @@ function hlculidToBigint(id) {
   }
 }
 
-// The server's rule, L = max(L + 1, now_ms << 16), in this process (in memory only): ids
-// increase strictly even when the wall clock steps back, and a counter past 0xFFFF carries into
-// the next millisecond (logical time runs ahead; nothing wraps). L is held as two Numbers (ms and
-// counter), so the hot path makes no BigInt; the random bits come from a pooled buffer refilled
-// with crypto.randomFillSync in blocks, and the text is built from a byte -> hex table, as
-// crypto.randomUUID() does. `options.now`, a function returning Unix ms, replaces Date.now (for
-// tests of clock steps).
+// The clock of the server and of the crate's Generator, in this process (in memory only), checked
+// id by id against the crate (tests/data/clock_scenario.json):
+// - generate: L = max(L + 1, now_ms << 16): ids increase strictly even when the wall clock steps
+//   back, and a counter past 0xFFFF carries into the next millisecond;
+// - the run-ahead bound: generation never pushes the clock more than maxSkewMs beyond the wall
+//   clock (or beyond where an observe or a backward step of the wall clock put it); at the bound,
+//   generate() waits for the wall clock (synchronous sleeps of 1 to 10 ms);
+// - observe: L = max(L, remote), refused (HlculidError 'TooFarAhead', clock unchanged) for an id
+//   further ahead of the wall clock than maxSkewMs, and ('RandomUuid') for a random uuid.
+// L is held as two Numbers (ms and counter), so the hot path makes no BigInt; the random bits
+// come from a pooled buffer refilled with crypto.randomFillSync in blocks, and the text is built
+// from a byte -> hex table, as crypto.randomUUID() does. Options: maxSkewMs (default 500, the
+// server's), and for tests and simulations now (Unix ms), sleep (ms) and random (48 bits as a
+// Number, one call per 128-bit id) in place of the system's.
 const HEX_BYTE = Array.from({ length: 256 }, (_, i) => i.toString(16).toUpperCase().padStart(2, '0'));
 const MAX_MS = 0xffffffffffff; // 10889-08-02 05:31:50.655 UTC, the last millisecond an id holds
+const DEFAULT_MAX_SKEW_MS = 500; // the server's hlculid.max_clock_skew, the crate's DEFAULT_MAX_SKEW
+// The crate's clock::EXHAUSTED, 2^64 - 2^40 - 1, as (ms, counter): no value at or above it; an
+// in-memory generator has reserved every value below it.
+const EXHAUSTED_MS = 0xfffffeffffff;
+const BACKWARD_STEP_THRESHOLD_MS = 10; // a smaller step back of the wall clock is not a step
 const POOL_IDS = 1024; // random draws per refill (6 bytes each)
+
+// Why a Generator made no id or refused an observed one: `code` is the crate's
+// hlculid_core::Error variant (the same cases, the same meaning); nothing changed.
+// 'WallClockOutOfRange', 'Exhausted', 'TooFarAhead' (with aheadMs), 'RandomUuid',
+// 'PublisherTooWideForBigint' (with publisher), 'BigintTimeOutOfRange'.
+class HlculidError extends RangeError {
+  constructor(code, message, fields = {}) {
+    super(message);
+    this.name = 'HlculidError';
+    this.code = code;
+    Object.assign(this, fields);
+  }
+}
+
+function sleepSync(ms) {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+function systemMs() {
+  return Math.max(Date.now(), 0);
+}
+
 class Generator {
   constructor(publisher, options = {}) {
     if (!(Number.isInteger(publisher) && publisher >= 0 && publisher <= 0xffff)) {
       throw new Error('publisher must be 0..65535');
     }
+    const maxSkewMs = options.maxSkewMs === undefined ? DEFAULT_MAX_SKEW_MS : options.maxSkewMs;
+    if (!(Number.isSafeInteger(maxSkewMs) && maxSkewMs >= 0)) {
+      throw new RangeError('maxSkewMs must be a whole number of ms, 0 or more');
+    }
     this.publisher = publisher;
-    this._now = options.now || Date.now;
+    this.maxSkewMs = maxSkewMs;
+    this._runAhead = Math.min(maxSkewMs, MAX_MS);
+    this._now = options.now || systemMs;
+    this._sleep = options.sleep || sleepSync;
+    this._random = options.random || null;
     this._ms = 0; // L >> 16, with L = 0 before the first id
     this._counter = 0; // L & 0xFFFF
+    this._lastWall = 0; // the latest wall clock reading, in ms
+    this._anchorMs = 0; // where an observe or a backward step put the clock (as ms, counter):
+    this._anchorCounter = 0; // the bound counts from it
+    this.waits = 0; // calls that waited at the run-ahead bound
+    this.backwardSteps = 0; // steps back of the wall clock of more than 10 ms seen
     this._prefix = ''; // "MMMMMMMMMMMM-" of this._ms, remade when the millisecond changes
     this._setMs(0);
     this._publisherText = `-${HEX_BYTE[publisher >> 8]}${HEX_BYTE[publisher & 0xff]}-`;
     this._pool = Buffer.alloc(6 * POOL_IDS);
     this._at = this._pool.length; // empty: filled on first use
   }
-  // One step of the clock: sets this._ms/_counter to the next L.
-  _tick() {
-    const now = Math.floor(this._now()); // whole ms, also from an injected clock
-    if (now > this._ms) {
-      this._setMs(now);
-      this._counter = 0;
-    } else if (this._counter < 0xffff) {
-      this._counter++;
-    } else {
-      this._setMs(this._ms + 1);
-      this._counter = 0;
+  // One step of the clock (the crate's SharedClock::take for one value whose counter is below
+  // counterValues, with its wait at the bound): sets this._ms/_counter to the next L.
+  _tick(counterValues) {
+    for (let waited = false; ;) {
+      const now = Math.floor(this._now()); // whole ms, also from an injected clock
+      if (!(now >= 1 && now <= MAX_MS)) {
+        throw new HlculidError('WallClockOutOfRange', `the system clock (${now} ms) is outside hlculid's time range`);
+      }
+      const seen = this._lastWall;
+      if (now > seen) {
+        this._lastWall = now;
+      } else if (seen - now > BACKWARD_STEP_THRESHOLD_MS) {
+        // a step back: the bound counts from the clock before it, so ids go on unpaced
+        const [am, ac] = seen > EXHAUSTED_MS ? [EXHAUSTED_MS, 0xffff] : [seen, 0];
+        if (am > this._anchorMs || (am === this._anchorMs && ac > this._anchorCounter)) {
+          this._anchorMs = am;
+          this._anchorCounter = ac;
+        }
+        this._lastWall = now;
+        this.backwardSteps++;
+      }
+      if (this._ms > EXHAUSTED_MS || (this._ms === EXHAUSTED_MS && this._counter === 0xffff)) {
+        throw new HlculidError('Exhausted', 'the hlculid clock is exhausted');
+      }
+      // first = max(L + 1, min(now << 16, EXHAUSTED)), moved to the next ms past counterValues
+      let ms = this._ms;
+      let counter = this._counter + 1;
+      if (counter > 0xffff) {
+        ms += 1;
+        counter = 0;
+      }
+      const [wm, wc] = now > EXHAUSTED_MS ? [EXHAUSTED_MS, 0xffff] : [now, 0];
+      if (wm > ms || (wm === ms && wc > counter)) {
+        ms = wm;
+        counter = wc;
+      }
+      if (counter >= counterValues) {
+        ms += 1;
+        counter = 0;
+      }
+      const boundMs = Math.max(this._anchorMs, now) + this._runAhead;
+      if (ms > boundMs) {
+        if (!waited) {
+          waited = true;
+          this.waits++;
+        }
+        const wait = Math.max(Math.max(ms - this._runAhead, 0) - now, 1);
+        this._sleep(Math.min(wait, 10));
+        continue;
+      }
+      if (ms > EXHAUSTED_MS || (ms === EXHAUSTED_MS && counter > 0xfffe)) {
+        throw new HlculidError('Exhausted', 'the hlculid clock is exhausted');
+      }
+      if (ms !== this._ms) this._setMs(ms);
+      this._counter = counter;
+      return;
     }
   }
   _setMs(ms) {
-    if (!(ms <= MAX_MS)) throw new RangeError(`the clock (${ms} ms) is past 10889-08-02 05:31:50.655 UTC, the last millisecond an hlculid can hold`);
     this._ms = ms;
     const hi = Math.floor(ms / 0x1000000);
     const lo = ms % 0x1000000;
     this._prefix = `${HEX_BYTE[hi >> 16]}${HEX_BYTE[(hi >> 8) & 0xff]}${HEX_BYTE[hi & 0xff]}` +
       `${HEX_BYTE[lo >> 16]}${HEX_BYTE[(lo >> 8) & 0xff]}${HEX_BYTE[lo & 0xff]}-`;
   }
-  // The next id, as its canonical string.
+  // The next id, as its canonical string: greater than every id this generator returned before.
   generate() {
-    this._tick();
+    this._tick(0x10000);
+    const c = this._counter;
+    const head = this._prefix + HEX_BYTE[c >> 8] + HEX_BYTE[c & 0xff] + this._publisherText;
+    if (this._random) {
+      const r = this._random();
+      const hi = Math.floor(r / 0x1000000) & 0xffffff;
+      const lo = r % 0x1000000;
+      return head + HEX_BYTE[hi >> 16] + HEX_BYTE[(hi >> 8) & 0xff] + HEX_BYTE[hi & 0xff] +
+        HEX_BYTE[lo >> 16] + HEX_BYTE[(lo >> 8) & 0xff] + HEX_BYTE[lo & 0xff];
+    }
     let at = this._at;
     const pool = this._pool;
     if (at === pool.length) {
@@ -200,27 +300,20 @@ class Generator {
       at = 0;
     }
     this._at = at + 6;
-    const c = this._counter;
-    return this._prefix + HEX_BYTE[c >> 8] + HEX_BYTE[c & 0xff] + this._publisherText +
-      HEX_BYTE[pool[at]] + HEX_BYTE[pool[at + 1]] + HEX_BYTE[pool[at + 2]] +
+    return head + HEX_BYTE[pool[at]] + HEX_BYTE[pool[at + 1]] + HEX_BYTE[pool[at + 2]] +
       HEX_BYTE[pool[at + 3]] + HEX_BYTE[pool[at + 4]] + HEX_BYTE[pool[at + 5]];
   }
   // A bigint id (decimal string) from the same clock, so the two widths are ordered against each
   // other (through bigintToHlculid): a clock value whose counter does not fit 11 bits moves to
-  // the next millisecond, as on the server. The publisher must be 0 to 1023.
+  // the next millisecond, as on the server. 'PublisherTooWideForBigint' (nothing taken) for a
+  // publisher over 1023; 'BigintTimeOutOfRange' past 2109-05-15 (as the crate, the clock moved).
   generateBigint() {
     if (this.publisher > BIGINT_MAX_PUBLISHER) {
-      throw new RangeError(`publisher ${this.publisher} does not fit a bigint id: a bigint id holds a publisher of 0 to ${BIGINT_MAX_PUBLISHER}; make bigint ids with a Generator whose publisher is in that range`);
+      throw new HlculidError('PublisherTooWideForBigint', `publisher ${this.publisher} does not fit a bigint id: a bigint id holds a publisher of 0 to ${BIGINT_MAX_PUBLISHER}; make bigint ids with a Generator whose publisher is in that range`, { publisher: this.publisher });
     }
-    const { _ms: ms, _counter: counter, _prefix: prefix } = this;
-    this._tick();
-    if (this._counter >= Number(BIGINT_COUNTER_VALUES)) {
-      this._setMs(this._ms + 1);
-      this._counter = 0;
-    }
+    this._tick(Number(BIGINT_COUNTER_VALUES));
     if (this._ms > Number(BIGINT_MAX_MS)) {
-      [this._ms, this._counter, this._prefix] = [ms, counter, prefix]; // the clock stays where it was
-      throw new RangeError('the clock is past 2109-05-15 07:35:11.103 UTC, the last millisecond a bigint id can hold; use 128-bit ids');
+      throw new HlculidError('BigintTimeOutOfRange', 'the clock is past 2109-05-15 07:35:11.103 UTC, the last millisecond a bigint id can hold; use 128-bit ids');
     }
     return bigintFromFields(this._ms, this._counter, this.publisher);
   }
@@ -228,7 +321,7 @@ class Generator {
   // the server): every id made before the call is below it, every id made after is at or above
   // it; the clock is first brought up to the wall clock, so an idle publisher's horizon moves.
   horizon() {
-    this._tick();
+    this._tick(0x10000);
     let { _ms: ms, _counter: counter } = this;
     if (counter === 0xffff) {
       ms += 1;
@@ -242,20 +335,50 @@ class Generator {
       `${HEX_BYTE[lo >> 16]}${HEX_BYTE[(lo >> 8) & 0xff]}${HEX_BYTE[lo & 0xff]}-` +
       `${HEX_BYTE[counter >> 8]}${HEX_BYTE[counter & 0xff]}-0000-000000000000`;
   }
-  // The receive rule: later ids sort after id (any text form).
+  // The receive rule: every id generated afterwards sorts after id (any text form). An id at or
+  // below this generator's clock changes nothing and is always accepted. Refused with an
+  // HlculidError, the clock unchanged: 'RandomUuid' (version 4 with the RFC 9562 variant),
+  // 'TooFarAhead' (further ahead of the wall clock than maxSkewMs; aheadMs says how far), and
+  // 'WallClockOutOfRange' while the wall clock reads outside the id range.
   observe(id) {
-    const buf = Buffer.from(canonical(id).replace(/-/g, ''), 'hex');
-    const ms = buf.readUIntBE(0, 6);
-    const counter = buf.readUInt16BE(6);
-    if (ms > this._ms || (ms === this._ms && counter > this._counter)) {
-      if (ms !== this._ms) this._setMs(ms);
-      this._counter = counter;
+    let text;
+    try {
+      text = canonical(id);
+    } catch (e) {
+      // the uuid spelling of a random uuid, which the text input refuses: a RandomUuid too
+      if (!(typeof id === 'string' && UUID_FORM.test(id))) throw e;
+      text = id;
     }
+    const buf = Buffer.from(text.replace(/-/g, ''), 'hex');
+    if (buf[6] >> 4 === 4 && (buf[8] & 0xc0) === 0x80) {
+      throw new HlculidError('RandomUuid', `${format(buf)} is a random uuid (version 4 with the RFC 9562 variant), not an hlculid; it was not observed`);
+    }
+    let ms = buf.readUIntBE(0, 6);
+    let counter = buf.readUInt16BE(6);
+    if (ms > EXHAUSTED_MS) [ms, counter] = [EXHAUSTED_MS, 0xffff];
+    if (ms < this._ms || (ms === this._ms && counter <= this._counter)) return;
+    const now = Math.floor(this._now());
+    if (!(now >= 1 && now <= MAX_MS)) {
+      throw new HlculidError('WallClockOutOfRange', `the system clock (${now} ms) is outside hlculid's time range`);
+    }
+    const aheadMs = Math.max(ms - now, 0);
+    if (aheadMs > this.maxSkewMs) {
+      throw new HlculidError('TooFarAhead', `the id is ${aheadMs} ms ahead of the local clock, more than the allowed skew of ${this.maxSkewMs} ms; it was not observed`, { aheadMs });
+    }
+    if (ms === EXHAUSTED_MS && counter > 0xfffe) {
+      throw new HlculidError('Exhausted', 'the hlculid clock is exhausted');
+    }
+    if (ms > this._anchorMs || (ms === this._anchorMs && counter > this._anchorCounter)) {
+      this._anchorMs = ms;
+      this._anchorCounter = counter;
+    }
+    if (ms !== this._ms) this._setMs(ms);
+    this._counter = counter;
   }
 }
 
 module.exports = {
-  format, canonical, minOf, maxOf, register, Generator,
+  format, canonical, minOf, maxOf, register, Generator, HlculidError, DEFAULT_MAX_SKEW_MS,
   parseBigint, bigintFromFields, bigintFields, bigintMinOf, bigintMaxOf, bigintToHlculid, hlculidToBigint,
 };
 

@@ -16,9 +16,10 @@
 use crate::bigint::{self, BigId, BigIdError};
 use crate::clock::{nth_value, SharedClock, Stats, EXHAUSTED};
 use crate::durable::{DurableClock, MarkStore, Refusal};
-use crate::layout::Id;
+use crate::layout::{Id, MAX_RANDOM};
 use crate::persist;
 use crate::random::RandomSource;
+use crate::text::is_random_uuid;
 use std::cell::RefCell;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -56,6 +57,10 @@ pub enum Error {
     PublisherTooWideForBigint { publisher: u16 },
     /// The clock is past 2109-05-15, the last millisecond a bigint id can hold.
     BigintTimeOutOfRange,
+    /// The value passed to [`Generator::observe`] is a random uuid (RFC 9562 version 4 with the
+    /// RFC variant, what `gen_random_uuid()` makes), not an id of any clock: its time field is
+    /// random, mostly centuries ahead. Refused whatever its time; the clock was left unchanged.
+    RandomUuid,
 }
 
 impl fmt::Display for Error {
@@ -79,6 +84,10 @@ impl fmt::Display for Error {
             Error::BigintTimeOutOfRange => {
                 write!(f, "the clock is past 2109-05-15, the end of bigint ids")
             }
+            Error::RandomUuid => write!(
+                f,
+                "a random uuid (version 4 with the RFC 9562 variant) is not an hlculid; it was not observed"
+            ),
         }
     }
 }
@@ -98,6 +107,23 @@ pub struct Generator {
     max_skew_ms: u64,
     mark: Mark,
     window_ms: u64,
+    sources: Sources,
+}
+
+/// A wall clock read by the generator: Unix ms, 0 for a time before the epoch.
+type ClockFn = Box<dyn Fn() -> u64 + Send + Sync>;
+/// A wait at the run-ahead bound, of the ms given.
+type SleepFn = Box<dyn Fn(u64) + Send + Sync>;
+/// A source of random bits: the low 48 are used.
+type RandomFn = Box<dyn FnMut() -> u64 + Send>;
+
+/// Where the generator reads time, waits and draws random bits: the system's unless a
+/// [`Builder`] was given others (for tests and simulations).
+#[derive(Default)]
+struct Sources {
+    clock: Option<ClockFn>,
+    sleep: Option<SleepFn>,
+    random: Option<Mutex<RandomFn>>,
 }
 
 /// Where the generator's high-water mark is durable: nowhere (everything is reserved from the
@@ -147,6 +173,7 @@ pub struct Builder {
     max_skew: Duration,
     mark: Option<(PathBuf, Duration)>,
     floor: Option<Id>,
+    sources: Sources,
 }
 
 impl Builder {
@@ -182,6 +209,30 @@ impl Builder {
     /// id known to have been issued.
     pub fn floor(mut self, floor: Id) -> Builder {
         self.floor = Some(floor);
+        self
+    }
+
+    /// Reads the wall clock from `clock` (Unix ms; 0 for a time before the epoch) instead of the
+    /// system clock: for tests and simulations of clock steps (`core/examples/clock_scenario.rs`
+    /// drives one through a scripted clock).
+    pub fn clock(mut self, clock: impl Fn() -> u64 + Send + Sync + 'static) -> Builder {
+        self.sources.clock = Some(Box::new(clock));
+        self
+    }
+
+    /// Waits at the run-ahead bound with `sleep(ms)` (1 to 10 ms a call; the clock is read
+    /// again after each) instead of `std::thread::sleep`: with [`clock`](Self::clock), a
+    /// simulated clock moves on by the ms given.
+    pub fn sleep(mut self, sleep: impl Fn(u64) + Send + Sync + 'static) -> Builder {
+        self.sources.sleep = Some(Box::new(sleep));
+        self
+    }
+
+    /// Draws each id's random bits from `random` (its low 48 bits, one call per id in the order
+    /// of the ids, under a lock) instead of a per-thread stream seeded from the operating
+    /// system: for reproducible ids in tests. Ids from a predictable source are guessable.
+    pub fn random(mut self, random: impl FnMut() -> u64 + Send + 'static) -> Builder {
+        self.sources.random = Some(Mutex::new(Box::new(random)));
         self
     }
 
@@ -221,6 +272,7 @@ impl Builder {
             max_skew_ms,
             mark,
             window_ms,
+            sources: self.sources,
         })
     }
 }
@@ -255,11 +307,6 @@ fn millis(d: Duration) -> u64 {
     d.as_millis().min(u64::MAX as u128) as u64
 }
 
-/// Waits at the run-ahead bound: short sleeps, since the clock is read again after each.
-fn pace(wait_ms: u64) {
-    std::thread::sleep(Duration::from_millis(wait_ms.clamp(1, 10)));
-}
-
 /// The system clock in Unix ms; 0 before the epoch, which the clock refuses.
 fn now_ms() -> u64 {
     SystemTime::now()
@@ -283,6 +330,7 @@ impl Generator {
             max_skew: DEFAULT_MAX_SKEW,
             mark: None,
             floor: None,
+            sources: Sources::default(),
         }
     }
 
@@ -293,7 +341,7 @@ impl Generator {
     /// The next id: greater than every id this generator returned before.
     pub fn generate(&self) -> Result<Id, Error> {
         let first = self.take(1)?;
-        Ok(Id::from_logical(first, self.publisher, random48()?))
+        Ok(Id::from_logical(first, self.publisher, self.random48()?))
     }
 
     /// `n` ids (1 to 65536) from one atomic step of the clock, in increasing order, every one
@@ -301,7 +349,13 @@ impl Generator {
     pub fn generate_n(&self, n: usize) -> Result<Vec<Id>, Error> {
         let first = self.take(n as u64)?;
         (0..n as u64)
-            .map(|i| Ok(Id::from_logical(first + i, self.publisher, random48()?)))
+            .map(|i| {
+                Ok(Id::from_logical(
+                    first + i,
+                    self.publisher,
+                    self.random48()?,
+                ))
+            })
             .collect()
     }
 
@@ -323,7 +377,12 @@ impl Generator {
         }
         let first = self
             .durable()
-            .take_batch(n as u64, bigint::COUNTER_VALUES, now_ms, pace)?
+            .take_batch(
+                n as u64,
+                bigint::COUNTER_VALUES,
+                || self.now(),
+                |ms| self.pace(ms),
+            )?
             .logical;
         (0..n as u64)
             .map(|i| {
@@ -340,7 +399,35 @@ impl Generator {
     }
 
     fn take(&self, n: u64) -> Result<u64, Error> {
-        Ok(self.durable().take(n, now_ms, pace)?.logical)
+        Ok(self
+            .durable()
+            .take(n, || self.now(), |ms| self.pace(ms))?
+            .logical)
+    }
+
+    /// The wall clock in Unix ms.
+    fn now(&self) -> u64 {
+        match &self.sources.clock {
+            Some(clock) => clock(),
+            None => now_ms(),
+        }
+    }
+
+    /// Waits at the run-ahead bound: short sleeps, since the clock is read again after each.
+    fn pace(&self, wait_ms: u64) {
+        let ms = wait_ms.clamp(1, 10);
+        match &self.sources.sleep {
+            Some(sleep) => sleep(ms),
+            None => std::thread::sleep(Duration::from_millis(ms)),
+        }
+    }
+
+    /// 48 random bits for the next id.
+    fn random48(&self) -> Result<u64, Error> {
+        match &self.sources.random {
+            Some(random) => Ok(random.lock().unwrap_or_else(|e| e.into_inner())() & MAX_RANDOM),
+            None => random48(),
+        }
     }
 
     fn durable(&self) -> DurableClock<'_, Mark> {
@@ -349,11 +436,16 @@ impl Generator {
 
     /// The receive rule: every id generated afterwards sorts after `remote` (an id received
     /// from another publisher). Refused, leaving the clock unchanged, when `remote` is further
-    /// ahead of the local clock than the skew bound (unless the clock is already past it).
+    /// ahead of the local clock than the skew bound (unless the clock is already past it), and
+    /// when it is a random uuid ([`Error::RandomUuid`], whatever its time; see
+    /// [`is_random_uuid`]).
     pub fn observe(&self, remote: Id) -> Result<(), Error> {
+        if is_random_uuid(remote) {
+            return Err(Error::RandomUuid);
+        }
         Ok(self
             .durable()
-            .observe(remote.logical(), self.max_skew_ms, now_ms)?)
+            .observe(remote.logical(), self.max_skew_ms, || self.now())?)
     }
 
     /// The horizon an application publisher reports (`hlculid_advance_horizon(publisher,

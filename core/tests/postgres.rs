@@ -148,6 +148,30 @@ async fn parameters_binary_copy_and_time_windows() {
         .unwrap()
         .get(0);
     assert_eq!(count, N as i64);
+    // the recipe: `id <@ tstzrange($1, $2)` with SystemTime parameters, estimated by the planner
+    let (t1, t2) = (
+        UNIX_EPOCH + std::time::Duration::from_millis(start_ms),
+        UNIX_EPOCH + std::time::Duration::from_millis(now_ms() + 1),
+    );
+    let count: i64 = client
+        .query_one(
+            "SELECT count(*) FROM crate_events WHERE id <@ tstzrange($1, $2)",
+            &[&t1, &t2],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(count, N as i64);
+    let (t3, t4) = (t2, t2 + std::time::Duration::from_secs(3600));
+    let none: i64 = client
+        .query_one(
+            "SELECT count(*) FROM crate_events WHERE id <@ tstzrange($1, $2)",
+            &[&t3, &t4],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(none, 0);
     let middle = mine[N / 2];
     let after: i64 = client
         .query_one(

@@ -9,7 +9,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "clients" / "python"))
+sys.path.insert(0, str(ROOT / "clients" / "python" / "src"))
 from pgcluster import Cluster, deselect_for_tier, register_tier_markers  # noqa: E402
 
 N = 10_000

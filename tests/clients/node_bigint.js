@@ -131,8 +131,8 @@ function frozenClock() {
 function publisherOver1023() {
   const gen = new Generator(1024);
   const first = gen.generate();
-  assert.throws(() => gen.generateBigint(),
-    { name: 'RangeError', message: /^publisher 1024 does not fit a bigint id: .* 0 to 1023/ });
+  assert.throws(() => gen.generateBigint(), (e) => e instanceof RangeError && e.code === 'PublisherTooWideForBigint' &&
+    e.publisher === 1024 && /^publisher 1024 does not fit a bigint id: .* 0 to 1023/.test(e.message));
   assert.ok(gen.generate() > first);
   assert.strictEqual(bigintFields(new Generator(1023).generateBigint()).publisher, 1023);
   assert.throws(() => bigintFromFields(0, 0, 1024), RangeError);

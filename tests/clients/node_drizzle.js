@@ -14,7 +14,7 @@ const pg = fromRecipe('pg');
 const { drizzle } = fromRecipe('drizzle-orm/node-postgres');
 const { sql, eq, and, between, gte, lte, inArray } = fromRecipe('drizzle-orm');
 const { pgTable, integer, text } = fromRecipe('drizzle-orm/pg-core');
-const { hlculid } = require(path.join(recipe, 'hlculid-drizzle.js'));
+const { hlculid, inRange } = require(path.join(recipe, 'hlculid-drizzle.js'));
 const {
   Generator, minOf, maxOf, bigintFields, bigintMinOf, bigintMaxOf,
 } = require(path.join(recipe, 'hlculid.js'));
@@ -103,12 +103,20 @@ async function clientIdsAndWindow(db) {
   const expected = all.filter((r) => msOf(r.id) >= from.getTime() && msOf(r.id) <= to.getTime())
     .sort(byId).map((r) => r.id);
   assert.deepStrictEqual(expected.filter((id) => publisherOf(id) === 54), b.map((r) => r.id));
+  // the recipe: inRange, `id <@ tstzrange(from, to, '[]')`, which the planner estimates
   const query = db.select({ id: events.id }).from(events)
-    .where(between(events.id, minOf(from), maxOf(to))).orderBy(events.id);
+    .where(inRange(events.id, from, to, '[]')).orderBy(events.id);
   const { sql: statement, params } = query.toSQL();
-  assert.match(statement, /between \$1 and \$2/);
-  assert.deepStrictEqual(params, [minOf(from), maxOf(to)]);
+  assert.match(statement, /<@ tstzrange\(\$1::timestamptz, \$2::timestamptz, \$3\)/);
+  assert.deepStrictEqual(params, [from.toISOString(), to.toISOString(), '[]']);
   assert.deepStrictEqual((await query).map((r) => r.id), expected);
+  // '[)' (the default) leaves out the last millisecond
+  const halfOpen = await db.select({ id: events.id }).from(events).where(inRange(events.id, from, to)).orderBy(events.id);
+  assert.deepStrictEqual(halfOpen.map((r) => r.id), expected.filter((id) => msOf(id) < to.getTime()));
+  assert.throws(() => inRange(events.id, from, to, '[['), /range bounds/);
+  const between_ = await db.select({ id: events.id }).from(events)
+    .where(between(events.id, minOf(from), maxOf(to))).orderBy(events.id);
+  assert.deepStrictEqual(between_.map((r) => r.id), expected);
   const closed = await db.select({ id: events.id }).from(events)
     .where(and(gte(events.id, minOf(from)), lte(events.id, maxOf(to)))).orderBy(events.id);
   assert.deepStrictEqual(closed.map((r) => r.id), expected);

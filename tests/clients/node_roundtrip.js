@@ -43,11 +43,18 @@ async function main() {
     const { rows: [u] } = await client.query('SELECT $1::hlculid AS a, $2::hlculid AS b',
       [mine[0].replace(/-/g, '').toLowerCase(), mine[1]]);
     assert.deepStrictEqual([u.a, u.b], [mine[0], mine[1]]);
-    // a time window with bound parameters
+    // a time window with bound parameters, as the planner estimates it (the docs' recipe)
     const end = new Date(Date.now() + 5);
     const { rows: [w] } = await client.query(
-      'SELECT count(*)::int AS c FROM node_events WHERE id BETWEEN $1 AND $2', [minOf(start), maxOf(end)]);
+      'SELECT count(*)::int AS c FROM node_events WHERE id <@ tstzrange($1, $2)', [start, end]);
     assert.strictEqual(w.c, N);
+    const { rows: [none] } = await client.query(
+      'SELECT count(*)::int AS c FROM node_events WHERE id <@ tstzrange($1, $2)', [end, new Date(end.getTime() + 3600e3)]);
+    assert.strictEqual(none.c, 0);
+    // minOf/maxOf: the same window as explicit bounds
+    const { rows: [b] } = await client.query(
+      'SELECT count(*)::int AS c FROM node_events WHERE id >= $1 AND id <= $2', [minOf(start), maxOf(end)]);
+    assert.strictEqual(b.c, N);
     const { rows: [a] } = await client.query(
       'SELECT count(*)::int AS c FROM node_events WHERE id > $1', [mine[N / 2]]);
     assert.strictEqual(a.c, N - N / 2 - 1);

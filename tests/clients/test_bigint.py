@@ -1,4 +1,4 @@
-"""bigint ids in the Python recipe (clients/python/hlculid_client.py: BigId, Generator.generate_bigint)
+"""bigint ids in the Python recipe (clients/python/src/hlculid, the hlculid package: BigId, Generator.generate_bigint)
 against the server's functions: 10,000 ids made by the server decoded by the client, 10,000 made
 by the client decoded by the server, both through psycopg into a bigint column; the two widths
 from one clock; bounds at the ends of the range; JSON as decimal strings; the shared list of
@@ -15,7 +15,7 @@ import asyncpg
 import psycopg
 import pytest
 from conftest import N
-from hlculid_client import BigId, Generator, Hlculid, json_default, register_psycopg, register_psycopg_bigint
+from hlculid import BigId, Generator, Hlculid, json_default, register_psycopg, register_psycopg_bigint
 
 HERE = Path(__file__).resolve().parent
 FORMS = json.loads((HERE / "bigint_forms.json").read_text(encoding="utf-8"))
@@ -146,7 +146,7 @@ def test_bounds_at_the_ends_of_the_range_match_the_server(dsn):
                 BigId.min_of(ts)
 
 
-def test_client_generator_follows_the_server_rule_through_a_frozen_clock(monkeypatch):
+def test_client_generator_ids_increase_and_carry_through_a_frozen_clock(monkeypatch):
     gen = Generator(60)
     frozen = time.time_ns()
     monkeypatch.setattr(time, "time_ns", lambda: frozen)

@@ -1,4 +1,4 @@
-"""The Django recipe (clients/python/hlculid_django.py) with psycopg 3 against a real server: the
+"""The Django recipe (clients/python/src/hlculid/django.py, module hlculid.django) with psycopg 3 against a real server: the
 app in tests/clients/django_app, its migration made by makemigrations into a temporary directory
 and applied by migrate; 10,000 rows with server ids (db_default) and 10,000 with client ids; a
 time window with bound ids (an index range scan, checked with QuerySet.explain), ordering,
@@ -11,7 +11,7 @@ from datetime import timedelta
 import psycopg
 import pytest
 from conftest import N
-from hlculid_client import Generator, Hlculid
+from hlculid import Generator, Hlculid
 
 DB = "django_recipe"
 
@@ -48,8 +48,8 @@ def test_makemigrations_writes_the_field_and_migrate_makes_the_column(django_env
 
     (initial,) = django_env.glob("0001_*.py")
     text = initial.read_text()
-    assert "import hlculid_django" in text
-    assert ("('id', hlculid_django.HlculidField(db_default=hlculid_django.HlculidGenerate(), "
+    assert "import hlculid.django" in text
+    assert ("('id', hlculid.django.HlculidField(db_default=hlculid.django.HlculidGenerate(), "
             "primary_key=True, serialize=False))") in text, text
     # the field deconstructs to itself: nothing left to migrate
     call_command("makemigrations", "django_app", check=True, dry_run=True, verbosity=0)
@@ -104,16 +104,25 @@ def test_server_and_client_ids_round_trip_and_a_window_is_an_index_range_scan(dj
     window = Event.objects.filter(id__range=(lo, hi)).order_by("id")
     assert [e.id for e in window] == expected
     assert list(Event.objects.filter(id__gte=lo, id__lte=hi).order_by("id").values_list("id", flat=True)) == expected
+    # the recipe: the lookup in_range, `id <@ tstzrange(...)`, estimated by the planner
+    in_range = Event.objects.filter(id__in_range=(lo.ts, hi.ts + timedelta(milliseconds=1))).order_by("id")
+    assert [e.id for e in in_range] == expected
+    closed = Event.objects.filter(id__in_range=(lo.ts, hi.ts - timedelta(milliseconds=1), "[]")).order_by("id").values_list("id", flat=True)
+    assert list(closed) == [i for i in expected if i.ms < hi.ms]
+    with pytest.raises(ValueError, match="in_range takes"):
+        list(Event.objects.filter(id__in_range=(lo.ts, hi.ts, "[[")))
     with connection.cursor() as cur:
         cur.execute("ANALYZE django_app_event")
         cur.execute("SET enable_seqscan = off")  # an index scan if one can be used
     try:
         plan = window.explain()
+        in_range_plan = in_range.explain()
     finally:
         with connection.cursor() as cur:
             cur.execute("RESET enable_seqscan")
     assert "Seq Scan" not in plan and "Index Cond: ((id >= '" in plan and "::hlculid" in plan, plan
     assert "::text" not in plan and "::uuid" not in plan and "::character varying" not in plan, plan
+    assert "Seq Scan" not in in_range_plan and "Index Cond" in in_range_plan, in_range_plan
 
     # 4. lookups by id: an Hlculid, any text form of it, or a uuid.UUID of its bytes
     target = mine[N // 3]
@@ -135,7 +144,7 @@ def test_admin_shows_and_reads_the_canonical_text(django_env):
     from django.contrib.auth.models import User
     from django.test import Client
     from django_app.models import Event
-    from hlculid_django import HlculidFormField
+    from hlculid.django import HlculidFormField
 
     e = Event(n=-7)
     e.save()

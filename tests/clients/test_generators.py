@@ -1,41 +1,120 @@
-"""The client generators' clock rule without a server: the Node Generator against a model of the
-server's rule over a scripted clock (tests/clients/node_clock.js), and the Python Generator the
-same way through a patched time.time_ns."""
+"""The client generators' clock, checked against the crate itself: tests/data/clock_scenario.json
+holds what the crate's Generator makes (core/examples/clock_scenario.rs) over a scripted clock
+(steps back and forward, bursts past 65,536 ids in one millisecond, the run-ahead bound, observes
+near and beyond the skew bound, random uuids, bigint ids interleaved, wall clocks outside the id
+range, the ends of the ranges). The first test regenerates the file from the crate and fails on a
+difference; the Python and Node generators replay it with the same clock, sleep and random source
+and must give the same ids, id by id, and the same refusals."""
 
+import difflib
+import hashlib
+import json
+import os
 import subprocess
 import time
 from pathlib import Path
 
-from hlculid_client import Generator, Hlculid
+import pytest
+
+from hlculid import (BigintTimeOutOfRange, Generator, Hlculid, HlculidError, PublisherTooWideForBigint,
+                            RandomUuid, TooFarAhead, WallClockOutOfRange)
 
 HERE = Path(__file__).resolve().parent
-T = 1_780_000_000_000
+ROOT = HERE.parents[1]
+SCENARIO = ROOT / "tests" / "data" / "clock_scenario.json"
+M64 = (1 << 64) - 1
 
 
-def test_node_generator_follows_the_server_rule():
-    r = subprocess.run(["node", str(HERE / "node_clock.js")], capture_output=True, text=True)
+def test_the_scenario_file_is_what_the_crate_makes():
+    r = subprocess.run(["cargo", "run", "-q", "-p", "hlculid-core", "--example", "clock_scenario"],
+                       cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    checked_in = SCENARIO.read_text()
+    diff = "".join(difflib.unified_diff(checked_in.splitlines(True), r.stdout.splitlines(True),
+                                        "tests/data/clock_scenario.json", "the crate today", n=0))
+    assert r.stdout == checked_in, ("the crate's Generator no longer makes the checked-in scenario; if "
+                                    "the change is meant, write the example's output to the file:\n"
+                                    + diff[:5000])
+
+
+def splitmix64(seed):
+    """The scenario's random source (core/examples/clock_scenario.rs): splitmix64."""
+    state = seed
+
+    def draw():
+        nonlocal state
+        state = (state + 0x9E3779B97F4A7C15) & M64
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+        return z ^ (z >> 31)
+
+    return draw
+
+
+def summary(ids, out):
+    """A step's ids as the scenario file records them."""
+    if len(ids) <= 16:
+        out["ids"] = ids
+    else:
+        out.update(count=len(ids), first=ids[0], last=ids[-1],
+                   sha256=hashlib.sha256("\n".join(ids).encode()).hexdigest())
+
+
+def refusal(e, out):
+    out["error"] = type(e).__name__
+    if isinstance(e, TooFarAhead):
+        out["ahead_ms"] = e.ahead_ms
+    if isinstance(e, PublisherTooWideForBigint):
+        out["publisher"] = e.publisher
+
+
+def test_python_generator_replays_the_crate_scenario_id_by_id():
+    steps = json.loads(SCENARIO.read_text())["steps"]
+    now = [0]
+
+    def sleep(ms):
+        now[0] += ms
+
+    gen, checked = None, 0
+    for k, step in enumerate(steps):
+        op, got = step["op"], {}
+        if op == "new":
+            gen = Generator(step["publisher"], max_skew_ms=step["max_skew_ms"], clock=lambda: now[0],
+                            sleep=sleep, random=splitmix64(step["seed"]))
+            continue
+        if op == "clock":
+            now[0] = step["ms"]
+            continue
+        if op in ("generate", "generate_bigint"):
+            make = gen.generate if op == "generate" else gen.generate_bigint
+            ids = []
+            try:
+                for _ in range(step["n"]):
+                    ids.append(str(make()))
+            except HlculidError as e:
+                refusal(e, got)
+            summary(ids, got)
+        elif op == "horizon":
+            summary([str(gen.horizon())], got)
+        elif op == "observe":
+            try:
+                gen.observe(Hlculid(int=int(step["id"], 16)))
+                got["ok"] = True
+            except HlculidError as e:
+                refusal(e, got)
+        got["now"] = now[0]
+        assert got == step["expect"], f"step {k}: {step}"
+        checked += 1
+    assert checked == sum("expect" in s for s in steps) > 40
+
+
+def test_node_generator_replays_the_crate_scenario_and_keeps_its_properties():
+    r = subprocess.run(["node", str(HERE / "node_clock.js")], capture_output=True, text=True,
+                       env={**os.environ, "HLCULID_CLOCK_SCENARIO": str(SCENARIO)})
     print(r.stdout, r.stderr)
     assert r.returncode == 0
     assert "node clock: ok" in r.stdout
-
-
-def test_python_generator_follows_the_server_rule(monkeypatch):
-    script = [T] * 10 + [T + 1] * 70_000 + [T + 2] * 5 + [T + 1_000] * 3 + [T - 5_000] * 20 + [T + 999] * 3 \
-        + [T + 1_001] * 2 + [T + 2_000 + i // 300 - (50 if i % 997 == 0 else 0) for i in range(100_000)] + [2**47] * 2
-    clock = iter(script)
-    monkeypatch.setattr(time, "time_ns", lambda: next(clock) * 1_000_000 + 999_999)
-    gen = Generator(0xABCD)
-    model, prev, randoms = 0, None, set()
-    for k, now in enumerate(script):
-        id_ = gen.generate()
-        model = max(model + 1, now << 16)
-        assert type(id_) is Hlculid and id_.int >> 64 == model, (k, id_, now)
-        assert prev is None or id_ > prev
-        assert id_.publisher == 0xABCD and Hlculid(str(id_)) == id_
-        prev = id_
-        randoms.add(id_.random)
-    assert len(randoms) >= len(script) - 10
-    assert (prev.ms, prev.counter) == (2**47, 1)
 
 
 def test_python_generator_ids_increase_on_the_real_clock():
@@ -43,3 +122,36 @@ def test_python_generator_ids_increase_on_the_real_clock():
     ids = [gen.generate() for _ in range(300_000)]
     assert all(a < b for a, b in zip(ids, ids[1:]))
     assert abs(ids[-1].ms - time.time_ns() // 1_000_000) < 60_000
+
+
+def test_python_observe_on_the_real_clock_refuses_random_uuids_and_far_ids_and_changes_nothing():
+    import uuid
+    gen = Generator(3)
+    before = gen.generate()
+    for value in (uuid.uuid4(), Hlculid(uuid.uuid4().hex), str(uuid.uuid4()), uuid.uuid4().hex):
+        with pytest.raises(RandomUuid):
+            gen.observe(value)
+    far = Hlculid(int=(before.ms + 60_000) << 80)
+    with pytest.raises(TooFarAhead) as e:
+        gen.observe(far)
+    assert 59_000 <= e.value.ahead_ms <= 60_000
+    # the clock did not move: the next id is near the wall clock, not a minute ahead
+    assert gen.generate().ms - before.ms < 1_000
+    # within the default skew (the server's 500 ms): observed, later ids sort after it
+    near = Hlculid(int=((time.time_ns() // 1_000_000 + 300) << 80) | (5 << 64))
+    gen.observe(near)
+    assert gen.generate() > near
+    # a wider skew, configured
+    Generator(3, max_skew_ms=120_000).observe(far)
+    with pytest.raises(ValueError):
+        Generator(3, max_skew_ms=-1)
+    with pytest.raises(ValueError, match="invalid hlculid") as e:
+        gen.observe("not an id")
+    assert not isinstance(e.value, RandomUuid)
+
+
+def test_python_generator_refuses_a_clock_before_the_epoch_and_bigint_ids_past_2109():
+    with pytest.raises(WallClockOutOfRange):
+        Generator(1, clock=lambda: -5).generate()
+    with pytest.raises(BigintTimeOutOfRange):
+        Generator(1, clock=lambda: 4_417_977_600_000).generate_bigint()

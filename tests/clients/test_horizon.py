@@ -9,7 +9,7 @@ from pathlib import Path
 
 import psycopg
 
-from hlculid_client import Generator, Hlculid
+from hlculid import Generator, Hlculid
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

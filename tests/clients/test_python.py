@@ -1,4 +1,4 @@
-"""The Python recipes (clients/python/hlculid_client.py) against a real server: psycopg 3 in
+"""The Python recipes (clients/python/src/hlculid, the hlculid package) against a real server: psycopg 3 in
 text, binary and binary COPY, and asyncpg in binary and text; 10,000 ids made by the server and
 10,000 made by the client each way, and a time window with bound parameters."""
 
@@ -11,7 +11,7 @@ import asyncpg
 import psycopg
 import pytest
 from conftest import N
-from hlculid_client import Generator, Hlculid, register_asyncpg, register_psycopg
+from hlculid import Generator, Hlculid, register_asyncpg, register_psycopg
 
 
 @pytest.mark.smoke  # make test's connection smoke test on every major (scripts/test.sh)
@@ -62,11 +62,14 @@ def test_psycopg_text_binary_and_copy(dsn):
         # the server reads them as the client wrote them
         texts = conn.execute("SELECT id::text FROM py_events ORDER BY id").fetchall()
         assert [t for (t,) in texts] == [str(i) for i in mine]
-        # a time window with bound parameters
+        # a time window with bound parameters, as the planner estimates it (the docs' recipe)
         end = datetime.now(timezone.utc) + timedelta(milliseconds=5)
-        (count,) = conn.execute("SELECT count(*) FROM py_events WHERE id BETWEEN %s AND %s",
-                                (Hlculid.min_of(start), Hlculid.max_of(end))).fetchone()
+        (count,) = conn.execute("SELECT count(*) FROM py_events WHERE id <@ tstzrange(%s, %s)",
+                                (start, end)).fetchone()
         assert count == N
+        (count,) = conn.execute("SELECT count(*) FROM py_events WHERE id <@ tstzrange(%s, %s)",
+                                (end, end + timedelta(hours=1))).fetchone()
+        assert count == 0
         (count,) = conn.execute("SELECT count(*) FROM py_events WHERE id > %s", (mine[N // 2],)).fetchone()
         assert count == N - N // 2 - 1
 
@@ -89,7 +92,11 @@ def test_asyncpg_binary_and_text(dsn, server):
             assert [r["id"] for r in back] == mine
             assert [r["t"] for r in back] == [str(i) for i in mine]
             end = datetime.now(timezone.utc) + timedelta(milliseconds=5)
-            count = await conn.fetchval(f"SELECT count(*) FROM {table} WHERE id BETWEEN $1 AND $2",
+            count = await conn.fetchval(f"SELECT count(*) FROM {table} WHERE id <@ tstzrange($1, $2)",
+                                        start, end)
+            assert count == N
+            # min_of/max_of give the same window as explicit bounds
+            count = await conn.fetchval(f"SELECT count(*) FROM {table} WHERE id >= $1 AND id <= $2",
                                         Hlculid.min_of(start), Hlculid.max_of(end))
             assert count == N
             # a plain uuid.UUID or a string parameter works too
@@ -102,7 +109,7 @@ def test_asyncpg_binary_and_text(dsn, server):
         asyncio.run(run(binary))
 
 
-def test_client_generator_follows_the_server_rule_through_a_frozen_clock(monkeypatch):
+def test_client_generator_ids_increase_and_carry_through_a_frozen_clock(monkeypatch):
     gen = Generator(53)
     frozen = time.time_ns()
     monkeypatch.setattr(time, "time_ns", lambda: frozen)

@@ -1,4 +1,4 @@
-"""The SQLAlchemy 2 recipe (clients/python/hlculid_sqlalchemy.py) with psycopg 3 against a real
+"""The SQLAlchemy 2 recipe (clients/python/src/hlculid/sqlalchemy.py, module hlculid.sqlalchemy) with psycopg 3 against a real
 server, in the ORM's own idioms: a declarative model whose key is `hlculid` with the server
 default hlculid_generate(), 10,000 rows with server ids and 10,000 with client ids, a time window
 with bound ids (an index range scan, checked with EXPLAIN), ordering, and lookups by id."""
@@ -9,8 +9,8 @@ from datetime import timedelta
 import pytest
 import sqlalchemy as sa
 from conftest import N
-from hlculid_client import Generator, Hlculid
-from hlculid_sqlalchemy import HlculidType
+from hlculid import Generator, Hlculid
+from hlculid.sqlalchemy import HlculidType
 from sqlalchemy import event, func, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
 from sqlalchemy.schema import CreateTable
@@ -111,6 +111,17 @@ def test_server_and_client_ids_round_trip_and_a_window_is_an_index_range_scan(en
         assert "::text" not in plan and "::uuid" not in plan and "::character varying" not in plan, plan
         got = session.scalars(select(Event.id).where(Event.id >= lo, Event.id <= hi).order_by(Event.id)).all()
         assert got == expected
+        # the recipe: in_range, `id <@ tstzrange(...)`, estimated by the planner, an index scan too
+        in_range = select(Event).where(Event.id.in_range(lo.ts, hi.ts + timedelta(milliseconds=1))).order_by(Event.id)
+        assert "<@ tstzrange(" in str(in_range.compile(engine))
+        got = [e.id for e in session.scalars(in_range.execution_options(explain=True))]
+        assert got == expected
+        plan = engine.plans.pop()
+        assert "Seq Scan" not in plan and "Index Cond" in plan, plan
+        closed = select(Event.id).where(Event.id.in_range(lo.ts, hi.ts - timedelta(milliseconds=1), "[]")).order_by(Event.id)
+        assert session.scalars(closed).all() == [i for i in expected if i.ms < hi.ms]
+        with pytest.raises(ValueError, match="range bounds"):
+            Event.id.in_range(lo.ts, hi.ts, "[[")
 
     # 4. lookups by id: an Hlculid, any text form of it, or a uuid.UUID of its bytes
     target = mine[N // 3]

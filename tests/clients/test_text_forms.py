@@ -9,7 +9,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from hlculid_client import Hlculid
+from hlculid import Hlculid
 
 HERE = Path(__file__).resolve().parent
 FORMS = json.loads((HERE.parent / "data" / "text_forms.json").read_text(encoding="utf-8"))

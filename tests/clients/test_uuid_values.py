@@ -8,7 +8,7 @@ import uuid
 import asyncpg
 import psycopg
 import pytest
-from hlculid_client import Generator, register_asyncpg, register_psycopg
+from hlculid import Generator, register_asyncpg, register_psycopg
 
 
 def test_psycopg_uuid_parameters(dsn):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from hlculid_client import Generator, Hlculid, from_uuidv7, to_uuidv7
+from hlculid import Generator, Hlculid, from_uuidv7, to_uuidv7
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

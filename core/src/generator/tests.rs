@@ -1,5 +1,6 @@
 use super::*;
 use std::collections::HashSet;
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 fn tempdir(name: &str) -> PathBuf {
@@ -127,7 +128,8 @@ fn a_mark_that_cannot_be_written_stops_ids_until_it_can() {
     let refused = (0..100)
         .filter(|_| matches!(g.generate(), Err(Error::MarkWrite(_))))
         .count();
-    assert!(refused > 0);
+    // nothing is taken while the mark cannot be written: every call is refused
+    assert_eq!(refused, 100);
     std::fs::create_dir_all(&dir).unwrap();
     let next = g.generate().unwrap();
     assert!(next > first);
@@ -201,4 +203,54 @@ fn an_idle_generator_s_horizon_moves_with_the_wall_clock() {
         h2.to_u128() >> 80 > id.to_u128() >> 80,
         "the horizon's millisecond moved on"
     );
+}
+
+#[test]
+fn observe_refuses_a_random_uuid_whatever_its_time() {
+    let ids = Generator::new(9);
+    let mine = ids.generate().unwrap();
+    // a version 4 uuid with the RFC variant, dated within the skew and dated behind the clock
+    for ms in [now_ms() + 100, 1] {
+        let random = Id::from_logical(ms << 16 | 0x4123, 0x8abc, 0x1234);
+        let before = ids.stats();
+        assert!(
+            matches!(ids.observe(random), Err(Error::RandomUuid)),
+            "{random}"
+        );
+        assert_eq!(ids.stats(), before);
+    }
+    // the same fields without the variant are an id
+    let id = Id::from_logical((now_ms() + 100) << 16 | 0x4123, 0x0abc, 0x1234);
+    ids.observe(id).unwrap();
+    assert!(ids.generate().unwrap() > id && id > mine);
+}
+
+#[test]
+fn an_injected_clock_sleep_and_random_source_make_the_same_ids_twice() {
+    fn run() -> Vec<Id> {
+        let now = Arc::new(AtomicU64::new(1_780_000_000_000));
+        let (read, wait) = (now.clone(), now.clone());
+        let mut seed = 7u64;
+        let ids = Generator::builder(3)
+            .max_skew(Duration::from_millis(1))
+            .clock(move || read.load(Ordering::SeqCst))
+            .sleep(move |ms| {
+                wait.fetch_add(ms, Ordering::SeqCst);
+            })
+            .random(move || {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                seed
+            })
+            .build()
+            .unwrap();
+        // three milliseconds' counters from a frozen clock: the bound (1 ms) is reached and the
+        // simulated sleep moves the clock on
+        let v: Vec<Id> = (0..3 * 65_536).map(|_| ids.generate().unwrap()).collect();
+        assert!(ids.stats().waits > 0);
+        assert!(now.load(Ordering::SeqCst) > 1_780_000_000_000);
+        v
+    }
+    let (a, b) = (run(), run());
+    assert!(a.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(a, b);
 }

@@ -1,5 +1,5 @@
 from django.db import models
-from hlculid_django import HlculidField, HlculidGenerate
+from hlculid.django import HlculidField, HlculidGenerate
 
 
 class Event(models.Model):

@@ -328,6 +328,16 @@ public final class HlculidJdbc {
             ps.setString(2, hi);
             checkEq(expect, strings(ps), "window, stringtype=unspecified");
         }
+        // the recipe: id <@ tstzrange(?, ?), timestamptz parameters, estimated by the planner; an
+        // id's time is its millisecond's start, so [start + 20 ms, t2] holds milliseconds 20 to 49
+        try (PreparedStatement ps = c.prepareStatement(
+                "SELECT id::text FROM jdbc_events WHERE id <@ tstzrange(?, ?, '[]') ORDER BY id")) {
+            ps.setObject(1, OffsetDateTime.ofInstant(Instant.ofEpochMilli(start + 20), ZoneOffset.UTC));
+            ps.setObject(2, OffsetDateTime.ofInstant(t2, ZoneOffset.UTC));
+            checkEq(expect, strings(ps), "window as id <@ tstzrange");
+            ps.setObject(1, OffsetDateTime.ofInstant(t1, ZoneOffset.UTC));
+            checkEq(expect.subList(100, 3000), strings(ps), "a window from mid-millisecond leaves that millisecond out");
+        }
         // Java's bounds refuse the times an id cannot hold, as the server does (22008)
         for (Instant bad : new Instant[] {Instant.parse("1969-12-31T23:59:59.999Z"), Instant.ofEpochMilli(1L << 48)}) {
             try {

@@ -1,5 +1,6 @@
 """hlculid for Python applications: an id type, a client-side generator, and adapters for
-psycopg 3 and asyncpg. One file with no dependencies beyond the drivers; copy it into a project.
+psycopg 3 and asyncpg (`pip install hlculid`; the SQLAlchemy and Django column types are the
+modules hlculid.sqlalchemy and hlculid.django). No dependencies beyond the drivers.
 
 The id type is a subclass of uuid.UUID: the same 16 bytes in the same order (uuid.UUID compares
 by its 128-bit integer, which is the id's big-endian value), so it hashes, sorts, pickles and goes
@@ -13,12 +14,20 @@ numbers, which JavaScript and other double-based readers round above 2^53 (every
 and refuses to be encoded as a number by accident.
 """
 
+from __future__ import annotations
+
 import functools
 import os
 import threading
 import time
 import uuid
 from datetime import datetime, timedelta, timezone
+from typing import Any, Callable, Optional, Union
+
+__version__ = "0.4.0"
+
+# Any text form of an id the server reads, as str or ASCII bytes.
+IdText = Union[str, bytes, bytearray, memoryview]
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _CROCKFORD_VALUE = {c: i for i, c in enumerate(_CROCKFORD)}
@@ -28,7 +37,7 @@ _HEX = frozenset("0123456789abcdefABCDEF")
 _HYPHENS = {35: (12, 17, 22), 32: (), 36: (8, 13, 18, 23)}
 
 
-def _parse(text):
+def _parse(text: IdText) -> int:
     """The integer value of an hlculid's text, in exactly the forms the server accepts (see
     tests/data/text_forms.json): 12-4-4-12 hex, 32 hex digits, 8-4-4-4-12, or a 26-character
     ULID (Crockford base32 without the I/L/O aliases, first character 0-7), in any letter case.
@@ -70,7 +79,8 @@ class Hlculid(uuid.UUID):
 
     __slots__ = ()
 
-    def __init__(self, text=None, *, bytes=None, int=None):  # noqa: A002 - uuid.UUID's names
+    def __init__(self, text: Optional[IdText] = None, *, bytes: Optional[bytes] = None,  # noqa: A002
+                 int: Optional[int] = None) -> None:  # noqa: A002 - uuid.UUID's names
         if text is not None:
             try:
                 int = _parse(text)
@@ -78,34 +88,34 @@ class Hlculid(uuid.UUID):
                 raise ValueError(f"invalid hlculid {text!r}: {e}") from e
         super().__init__(bytes=bytes, int=int)
 
-    def __str__(self):
+    def __str__(self) -> str:
         h = self.hex.upper()
         return f"{h[:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Hlculid('{self}')"
 
     @property
-    def ms(self):
+    def ms(self) -> int:
         return self.int >> 80
 
     @property
-    def counter(self):
+    def counter(self) -> int:
         return (self.int >> 64) & 0xFFFF
 
     @property
-    def publisher(self):
+    def publisher(self) -> int:
         return (self.int >> 48) & 0xFFFF
 
     @property
-    def random(self):
+    def random(self) -> int:
         return self.int & 0xFFFF_FFFF_FFFF
 
     @property
-    def ts(self):
+    def ts(self) -> datetime:
         return datetime.fromtimestamp(self.ms / 1000, tz=timezone.utc)
 
-    def ulid(self):
+    def ulid(self) -> str:
         v, out = self.int, []
         for _ in range(26):
             out.append(_CROCKFORD[v & 31])
@@ -113,12 +123,12 @@ class Hlculid(uuid.UUID):
         return "".join(reversed(out))
 
     @classmethod
-    def min_of(cls, ts):
+    def min_of(cls, ts: datetime) -> Hlculid:
         """The smallest id of the millisecond containing ts (a datetime), like hlculid_min."""
         return cls(int=(int(ts.timestamp() * 1000) << 80))
 
     @classmethod
-    def max_of(cls, ts):
+    def max_of(cls, ts: datetime) -> Hlculid:
         return cls(int=(int(ts.timestamp() * 1000) << 80) | ((1 << 80) - 1))
 
 
@@ -132,7 +142,7 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MS = timedelta(milliseconds=1)
 
 
-def _parse_decimal(text):
+def _parse_decimal(text: str) -> int:
     """The value of a bigint id's decimal string, in exactly the form the crate and the Node
     client accept (see tests/clients/bigint_forms.json): ASCII digits without sign, white space,
     underscores, prefix or leading zero, so that one id has one string. int() would also take
@@ -162,8 +172,9 @@ class BigId:
     immutable; int(b) is the bigint value."""
 
     __slots__ = ("_v",)
+    _v: int
 
-    def __init__(self, value):
+    def __init__(self, value: Union[BigId, int, str]) -> None:
         if isinstance(value, BigId):
             v = value._v
         elif isinstance(value, int) and not isinstance(value, bool):
@@ -186,7 +197,7 @@ class BigId:
         return (BigId, (self._v,))
 
     @classmethod
-    def from_fields(cls, ms, counter, publisher):
+    def from_fields(cls, ms: int, counter: int, publisher: int) -> BigId:
         for name, v, top in (("timestamp (ms)", ms, BIGINT_MAX_MS),
                              ("counter", counter, BIGINT_COUNTER_VALUES - 1),
                              ("publisher", publisher, BIGINT_MAX_PUBLISHER)):
@@ -194,60 +205,60 @@ class BigId:
                 raise ValueError(f"{name} {v} does not fit a bigint id (0 to {top})")
         return cls((ms << 21) | (counter << 10) | publisher)
 
-    def __int__(self):
+    def __int__(self) -> int:
         return self._v
 
     __index__ = __int__
 
-    def __str__(self):
+    def __str__(self) -> str:
         return str(self._v)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"BigId('{self._v}')"
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         return self._v == other._v if isinstance(other, BigId) else NotImplemented
 
-    def __lt__(self, other):
+    def __lt__(self, other: BigId) -> bool:
         return self._v < other._v if isinstance(other, BigId) else NotImplemented
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return hash(self._v)
 
     @property
-    def ms(self):
+    def ms(self) -> int:
         return self._v >> 21
 
     @property
-    def counter(self):
+    def counter(self) -> int:
         return (self._v >> 10) & (BIGINT_COUNTER_VALUES - 1)
 
     @property
-    def publisher(self):
+    def publisher(self) -> int:
         return self._v & BIGINT_MAX_PUBLISHER
 
     @property
-    def ts(self):
+    def ts(self) -> datetime:
         """The millisecond, exactly (an aware UTC datetime), as hlculid_bigint_ts gives it."""
         return _EPOCH + self.ms * _MS
 
     @classmethod
-    def min_of(cls, ts):
+    def min_of(cls, ts: datetime) -> BigId:
         """The smallest bigint id of the millisecond containing ts, like hlculid_bigint_min (a
         naive datetime is local time, as datetime.timestamp() takes it)."""
         return cls.from_fields(_ms_of(ts), 0, 0)
 
     @classmethod
-    def max_of(cls, ts):
+    def max_of(cls, ts: datetime) -> BigId:
         return cls.from_fields(_ms_of(ts), BIGINT_COUNTER_VALUES - 1, BIGINT_MAX_PUBLISHER)
 
-    def to_hlculid(self):
+    def to_hlculid(self) -> Hlculid:
         """The 128-bit id with the same time, counter and publisher and random bits 0, as
         hlculid_from_bigint: it sorts among 128-bit ids where this id's clock value lies."""
         return Hlculid(int=(self.ms << 80) | (self.counter << 64) | (self.publisher << 48))
 
     @classmethod
-    def from_hlculid(cls, id_):
+    def from_hlculid(cls, id_: Hlculid) -> BigId:
         """The bigint id with a 128-bit id's time, counter and publisher (its random bits are
         dropped), as hlculid_to_bigint; ValueError when one does not fit."""
         try:
@@ -256,11 +267,11 @@ class BigId:
             raise ValueError(f"hlculid {id_} does not fit a bigint id: {e}") from e
 
 
-def _ms_of(ts):
+def _ms_of(ts: datetime) -> int:
     return (ts.astimezone(timezone.utc) - _EPOCH) // _MS
 
 
-def json_default(obj):
+def json_default(obj: Any) -> str:
     """For json.dumps(..., default=json_default): a BigId as its decimal string (never a number:
     JavaScript would round it), an Hlculid as its canonical string."""
     if isinstance(obj, (BigId, Hlculid)):
@@ -272,7 +283,7 @@ def json_default(obj):
 # ids, 64 bits each, the top 48 used): os.urandom per id costs more than the rest of an id.
 # Shared by every Generator: list.pop() hands each value to one caller even across threads. A
 # forked child empties it, so parent and child never use the same bits.
-_random_pool = []
+_random_pool: list[int] = []
 _random_pop = _random_pool.pop
 
 
@@ -289,78 +300,258 @@ _set_slot = object.__setattr__  # uuid.UUID is immutable through its own __setat
 _UNKNOWN = uuid.SafeUUID.unknown
 
 
-class Generator:
-    """Ids made in this process with the server's clock rule: L = max(L + 1, now_ms << 16), one
-    step per id under a lock, so ids increase even when the system clock steps back, and a
-    counter past 0xFFFF carries into the next millisecond. In memory only: for ids that keep
-    increasing across restarts, use the Rust crate's persisted generator, or let the server make
-    them."""
+# -- the clock ------------------------------------------------------------------------------------
 
-    def __init__(self, publisher):
-        if not 0 <= publisher <= 0xFFFF:
-            raise ValueError("publisher must be between 0 and 65535")
+MAX_MS = (1 << 48) - 1  # 10889-08-02 05:31:50.655 UTC, the last millisecond an id holds
+DEFAULT_MAX_SKEW_MS = 500  # the server's hlculid.max_clock_skew and the crate's DEFAULT_MAX_SKEW
+_EXHAUSTED = (1 << 64) - 1 - (1 << 40)  # the crate's clock::EXHAUSTED: no value at or above it
+_RESERVED = _EXHAUSTED - 1  # an in-memory generator has reserved every value below it
+_FAST_WALL_MAX = _EXHAUSTED >> 16  # a wall clock at or below it is a value below EXHAUSTED
+_BACKWARD_STEP_THRESHOLD_MS = 10  # a smaller step back of the wall clock is not a step
+_U64_MAX = (1 << 64) - 1
+_RANDOM_BITS = (1 << 48) - 1
+
+
+class HlculidError(Exception):
+    """Why the Generator made no id or refused an observed one; the subclasses are the crate's
+    hlculid_core::Error variants (the same cases, the same meaning). Nothing changed."""
+
+
+class WallClockOutOfRange(HlculidError):
+    """The system clock reads the Unix epoch itself, a time before it, or a time after
+    10889-08-02: no id is made and nothing changes."""
+
+
+class Exhausted(HlculidError):
+    """The clock reached the end of the 48-bit millisecond range (the last 2^24 ms are kept
+    back, as on the server)."""
+
+
+class TooFarAhead(HlculidError, ValueError):
+    """The observed id is ahead_ms ahead of the local clock, more than the generator's
+    max_skew_ms; the clock was left unchanged."""
+
+    def __init__(self, ahead_ms: int, max_skew_ms: int) -> None:
+        super().__init__(f"the id is {ahead_ms} ms ahead of the local clock, more than the allowed "
+                         f"skew of {max_skew_ms} ms; it was not observed")
+        self.ahead_ms = ahead_ms
+
+
+class RandomUuid(HlculidError, ValueError):
+    """The observed value is a random uuid (version 4 with the RFC 9562 variant), not an id of any
+    clock: refused whatever its time; the clock was left unchanged."""
+
+
+class PublisherTooWideForBigint(HlculidError, ValueError):
+    """A bigint id holds a publisher of 0 to 1023 only; this generator's is larger."""
+
+    def __init__(self, publisher: int) -> None:
+        super().__init__(f"publisher {publisher} does not fit a bigint id: a bigint id holds a "
+                         f"publisher of 0 to {BIGINT_MAX_PUBLISHER}; make bigint ids with a "
+                         "Generator whose publisher is in that range")
         self.publisher = publisher
+
+
+class BigintTimeOutOfRange(HlculidError, ValueError):
+    """The clock is past 2109-05-15 07:35:11.103 UTC, the last millisecond a bigint id holds."""
+
+
+
+
+def _system_ms() -> int:
+    """The system clock in Unix ms; 0 before the epoch, which the clock refuses."""
+    return max(time.time_ns() // 1_000_000, 0)
+
+
+def _sleep_ms(ms: int) -> None:
+    time.sleep(ms / 1000)
+
+
+def _uuid_int(text: str) -> int:
+    """The value of an 8-4-4-4-12 uuid string, or -1 if it is not one."""
+    try:
+        return uuid.UUID(text).int if text.count("-") == 4 else -1
+    except ValueError:
+        return -1
+
+
+def _is_random_uuid(v: int) -> bool:
+    """Whether the 128-bit value v is a random uuid: version 4 and the RFC 9562 variant."""
+    return (v >> 76) & 0xF == 4 and (v >> 62) & 0x3 == 2
+
+
+class Generator:
+    """Ids made in this process with the server's (and the crate's) clock, checked id by id against
+    the crate's Generator (tests/data/clock_scenario.json):
+
+    - generate: L = max(L + 1, now_ms << 16), one step per id under a lock, so ids increase even
+      when the system clock steps back, and a counter past 0xFFFF carries into the next ms;
+    - the run-ahead bound: generation never pushes the clock more than max_skew_ms beyond the
+      system clock (or beyond where an observe or a backward step of the system clock put it); at
+      the bound, generate() waits for the system clock to move on (sleeps of 1 to 10 ms);
+    - observe: L = max(L, remote), refused (TooFarAhead, clock unchanged) for an id further ahead
+      of the system clock than max_skew_ms, and (RandomUuid) for a random uuid.
+
+    In memory only: for ids that keep increasing across restarts, use the Rust crate's persisted
+    generator, or let the server make them. clock (Unix ms), sleep (ms) and random (48 bits a
+    call, one call per 128-bit id) replace the system's, for tests and simulations."""
+
+    def __init__(self, publisher: int, *, max_skew_ms: int = DEFAULT_MAX_SKEW_MS,
+                 clock: Optional[Callable[[], int]] = None, sleep: Optional[Callable[[int], None]] = None,
+                 random: Optional[Callable[[], int]] = None) -> None:
+        if not (isinstance(publisher, int) and 0 <= publisher <= 0xFFFF):
+            raise ValueError("publisher must be between 0 and 65535")
+        if not (isinstance(max_skew_ms, int) and max_skew_ms >= 0):
+            raise ValueError("max_skew_ms must be a whole number of ms, 0 or more")
+        self.publisher = publisher
+        self.max_skew_ms = max_skew_ms
+        self._run_ahead_ms = min(max_skew_ms, MAX_MS)
         self._publisher_bits = publisher << 48
-        self._logical = 0
+        self._clock = clock  # None: the system clock (read inline in generate())
+        self._sleep = sleep or _sleep_ms
+        self._random = random
+        self._logical = 0  # L = (ms << 16) | counter, the last value issued
+        self._last_wall = 0  # the latest wall clock reading, in ms
+        self._anchor = 0  # where an observe or a backward step put the clock: the bound counts from it
+        self.waits = 0  # calls that waited at the run-ahead bound
+        self.backward_steps = 0  # steps back of the wall clock of more than 10 ms seen
         self._lock = threading.Lock()
 
-    def generate(self):
-        wall = time.time_ns() // 1_000_000 << 16
+    def _now(self) -> int:
+        """The wall clock in Unix ms (0 before the epoch, which the clock refuses)."""
+        return _system_ms() if self._clock is None else self._clock()
+
+    def _take(self, counter_values: int) -> int:
+        """The next clock value whose counter is below counter_values, under the lock: the crate's
+        SharedClock::take for one value, with its wait at the bound (durable::settle_batch)."""
+        waited = False
+        while True:
+            now = self._now()
+            if not 1 <= now <= MAX_MS:
+                raise WallClockOutOfRange(f"the system clock ({now} ms) is outside hlculid's time range")
+            wall = min(now << 16, _EXHAUSTED)
+            seen = self._last_wall
+            if now > seen:
+                self._last_wall = now
+            elif seen - now > _BACKWARD_STEP_THRESHOLD_MS:
+                # a step back: the bound counts from the clock before it, so ids go on unpaced
+                self._anchor = max(self._anchor, min(seen << 16, _EXHAUSTED))
+                self._last_wall = now
+                self.backward_steps += 1
+            base_ms = max(self._anchor >> 16, now)
+            bound = min((base_ms + self._run_ahead_ms + 1) << 16, _U64_MAX) - 1
+            logical = self._logical
+            if logical >= _EXHAUSTED:
+                raise Exhausted("the hlculid clock is exhausted")
+            first = max(logical + 1, wall)
+            if first & 0xFFFF >= counter_values:
+                first = ((first >> 16) + 1) << 16
+            if first > bound:
+                if not waited:
+                    waited = True
+                    self.waits += 1
+                wait = max(max((first >> 16) - self._run_ahead_ms, 0) - now, 1)
+                self._sleep(min(wait, 10))
+                continue
+            if first > _RESERVED:
+                raise Exhausted("the hlculid clock is exhausted")
+            self._logical = first
+            return first
+
+    def generate(self) -> Hlculid:
+        """The next id: greater than every id this generator returned before."""
         with self._lock:
-            logical = self._logical + 1
-            if logical < wall:
-                logical = wall
-            self._logical = logical
-        try:
-            r = _random_pop()
-        except IndexError:
-            r = _refill_random()
+            # The common case inline (the wall clock in range and not behind the last reading, the
+            # value within the bound and the reservation): what _take does for it, without a call.
+            clock = self._clock
+            now = time.time_ns() // 1_000_000 if clock is None else clock()
+            if 0 < now <= _FAST_WALL_MAX and now >= self._last_wall:
+                self._last_wall = now
+                logical = self._logical + 1
+                if now << 16 > logical:
+                    logical = now << 16
+                anchor_ms = self._anchor >> 16
+                if logical <= _RESERVED and logical >> 16 <= (now if now > anchor_ms else anchor_ms) + self._run_ahead_ms:
+                    self._logical = logical
+                else:
+                    logical = self._take(0x10000)
+            else:
+                logical = self._take(0x10000)
+        if self._random is not None:
+            r = self._random() & _RANDOM_BITS
+        else:
+            try:
+                r = _random_pop() >> 16
+            except IndexError:
+                r = _refill_random() >> 16
         # An Hlculid made as uuid.UUID.__init__ makes one, without re-checking a value built here.
         id_ = _new_object(Hlculid)
-        _set_slot(id_, "int", (logical << 64) | self._publisher_bits | (r >> 16))
+        _set_slot(id_, "int", (logical << 64) | self._publisher_bits | r)
         _set_slot(id_, "is_safe", _UNKNOWN)
         return id_
 
-    def generate_bigint(self):
+    def generate_bigint(self) -> BigId:
         """A bigint id from the same clock as generate(), so the two widths are ordered against
         each other (through BigId.to_hlculid): a clock value whose counter does not fit 11 bits
-        (2048 or more) moves to the next millisecond, as on the server. The publisher must be 0
-        to 1023."""
+        (2048 or more) moves to the next millisecond, as on the server. PublisherTooWideForBigint
+        (nothing taken) for a publisher over 1023; BigintTimeOutOfRange past 2109-05-15."""
         if self.publisher > BIGINT_MAX_PUBLISHER:
-            raise ValueError(f"publisher {self.publisher} does not fit a bigint id: a bigint id holds "
-                             f"a publisher of 0 to {BIGINT_MAX_PUBLISHER}; make bigint ids with a "
-                             "Generator whose publisher is in that range")
-        now = time.time_ns() // 1_000_000
+            raise PublisherTooWideForBigint(self.publisher)
         with self._lock:
-            logical = max(self._logical + 1, now << 16)
-            if logical & 0xFFFF >= BIGINT_COUNTER_VALUES:
-                logical = ((logical >> 16) + 1) << 16
-            if logical >> 16 > BIGINT_MAX_MS:
-                raise ValueError("the clock is past 2109-05-15 07:35:11.103 UTC, the last millisecond "
-                                 "a bigint id can hold; use 128-bit ids")
-            self._logical = logical
+            logical = self._take(BIGINT_COUNTER_VALUES)
+        if logical >> 16 > BIGINT_MAX_MS:
+            raise BigintTimeOutOfRange("the clock is past 2109-05-15 07:35:11.103 UTC, the last "
+                                       "millisecond a bigint id can hold; use 128-bit ids")
         return BigId.from_fields(logical >> 16, logical & 0xFFFF, self.publisher)
 
-    def horizon(self):
+    def horizon(self) -> Hlculid:
         """The horizon an application publisher reports (hlculid_advance_horizon(publisher,
         horizon) on the server): every id made before the call is below it, every id made after
         is at or above it. The clock is first brought up to the wall clock, so an idle
         publisher's horizon moves with time. Report it once every id made before it was sent."""
-        wall = time.time_ns() // 1_000_000 << 16
         with self._lock:
-            logical = max(self._logical + 1, wall)
-            self._logical = logical
+            logical = self._take(0x10000)
         return Hlculid(int=(logical + 1) << 64)
 
-    def observe(self, remote):
-        """The receive rule: later ids sort after remote."""
+    def observe(self, remote: Union[uuid.UUID, IdText]) -> None:
+        """The receive rule: every id generated afterwards sorts after remote (an Hlculid, a
+        uuid.UUID or any accepted text form). An id at or below this generator's clock changes
+        nothing and is always accepted. Refused, with the clock unchanged: a random uuid
+        (RandomUuid), an id further ahead of the system clock than max_skew_ms (TooFarAhead), and
+        any id while the system clock reads outside the id range (WallClockOutOfRange)."""
+        if isinstance(remote, uuid.UUID):
+            v = remote.int
+        else:
+            try:
+                v = Hlculid(remote).int
+            except ValueError:
+                # the uuid spelling of a random uuid, which the text input refuses: a RandomUuid too
+                if isinstance(remote, str) and len(remote) == 36 and _is_random_uuid(_uuid_int(remote)):
+                    v = _uuid_int(remote)
+                else:
+                    raise
+        if _is_random_uuid(v):
+            raise RandomUuid(f"{Hlculid(int=v)} is a random uuid (version 4 with the RFC 9562 variant), "
+                             "not an hlculid; it was not observed")
+        r = min(v >> 64, _EXHAUSTED)
         with self._lock:
-            self._logical = max(self._logical, remote.int >> 64)
+            if r <= self._logical:
+                return
+            now = self._now()
+            if not 1 <= now <= MAX_MS:
+                raise WallClockOutOfRange(f"the system clock ({now} ms) is outside hlculid's time range")
+            ahead_ms = max((r >> 16) - now, 0)
+            if ahead_ms > self.max_skew_ms:
+                raise TooFarAhead(ahead_ms, self.max_skew_ms)
+            if r > _RESERVED:
+                raise Exhausted("the hlculid clock is exhausted")
+            self._anchor = max(self._anchor, r)
+            self._logical = r
 
 
 # -- psycopg 3 -----------------------------------------------------------------------------------
 
-def register_psycopg(conn):
+def register_psycopg(conn: Any) -> Any:
     """Makes hlculid columns load as Hlculid (text and binary, including binary COPY) and
     Hlculid parameters dump as hlculid, on this connection."""
     from psycopg.adapt import Dumper, Loader
@@ -404,7 +595,7 @@ def register_psycopg(conn):
     return info
 
 
-def register_psycopg_bigint(context):
+def register_psycopg_bigint(context: Any) -> None:
     """Makes BigId parameters dump as bigint (text and binary, binary COPY included) on a
     connection or cursor (register_psycopg does it too). bigint columns still load as int (they
     are not all ids): BigId(value) reads one."""
@@ -430,7 +621,7 @@ def register_psycopg_bigint(context):
     context.adapters.register_dumper(BigId, BigIdBinaryDumper)
 
 
-def as_hlculid(v):
+def as_hlculid(v: Union[uuid.UUID, IdText]) -> Hlculid:
     """A parameter for an hlculid (the drivers' and the ORM recipes'): an Hlculid; a uuid.UUID of
     the same bytes, except a random (version 4) uuid, which is refused as the server's uuid cast
     refuses it; or a string in any accepted text form."""
@@ -446,7 +637,7 @@ def as_hlculid(v):
 
 # -- asyncpg -------------------------------------------------------------------------------------
 
-async def register_asyncpg(conn, schema="public", binary=True):
+async def register_asyncpg(conn: Any, schema: str = "public", binary: bool = True) -> None:
     """hlculid columns as Hlculid, and Hlculid (or uuid.UUID, or string) parameters, in binary
     (default) or text."""
     if binary:
@@ -466,7 +657,7 @@ async def register_asyncpg(conn, schema="public", binary=True):
 _V7_RAND_B = (1 << 62) - 1
 
 
-def to_uuidv7(id):  # noqa: A002 - the SQL function's argument name
+def to_uuidv7(id: Union[Hlculid, IdText]) -> uuid.UUID:  # noqa: A002 - the SQL function's argument name
     """The RFC 9562 version 7 uuid.UUID of an id (an Hlculid or any accepted text form), as the
     server's hlculid_to_uuidv7 makes it: the same millisecond, version 7, the counter's top 12
     bits, the variant, the counter's low 4 bits, the publisher and the top 42 random bits. Keeps
@@ -477,7 +668,7 @@ def to_uuidv7(id):  # noqa: A002 - the SQL function's argument name
                      | (rest & _V7_RAND_B))
 
 
-def from_uuidv7(u):
+def from_uuidv7(u: Union[uuid.UUID, str]) -> Hlculid:
     """The Hlculid a version 7 uuid stands for (a uuid.UUID or its text), as the server's
     hlculid_from_uuidv7 reads it: exact time, counter and publisher, the lowest 6 random bits 0.
     Any RFC 9562 v7 uuid is accepted, in the same order; ValueError for any other uuid."""

@@ -1,17 +1,19 @@
-"""hlculid columns for Django (4.2+, PostgreSQL with psycopg 3; db_default needs Django 5.0+). One
-file beside hlculid_client.py; copy both into a project.
+"""hlculid columns for Django (4.2+, PostgreSQL with psycopg 3; db_default needs Django 5.0+):
+`pip install "hlculid[django]"`.
 
-    from hlculid_client import Hlculid
-    from hlculid_django import HlculidField, HlculidGenerate
+    from hlculid import Hlculid
+    from hlculid.django import HlculidField, HlculidGenerate
 
     class Event(models.Model):
         id = HlculidField(primary_key=True, db_default=HlculidGenerate())
 
+    Event.objects.filter(id__in_range=(t1, t2))  # a time window: id <@ tstzrange(t1, t2, '[)')
+
 The column is `hlculid` in migrations; values are Hlculid (a uuid.UUID subclass) and lookups take
 an Hlculid, a uuid.UUID or a string in any text form the server accepts. A parameter goes to the
 server as the canonical text without a type of its own (Django's psycopg 3 cursors, client- or
-server-side binding), so the server reads it as an hlculid: `id = %s` and `id BETWEEN %s AND %s`
-compare hlculid with hlculid and use the key's index. Forms and the admin show and read the
+server-side binding), so the server reads it as an hlculid: `id = %s` compares hlculid with
+hlculid and uses the key's index (time windows: the lookup `in_range`, `id <@ tstzrange(%s, %s)`). Forms and the admin show and read the
 canonical 12-4-4-12 text.
 """
 
@@ -20,7 +22,7 @@ import uuid
 from django import forms
 from django.core import exceptions
 from django.db import models
-from hlculid_client import as_hlculid
+from hlculid import as_hlculid
 
 
 class HlculidFormField(forms.CharField):
@@ -66,7 +68,7 @@ class HlculidField(models.Field):
                                              params={"value": value})
 
     def from_db_value(self, value, expression, connection):
-        # text from a plain connection; already an Hlculid where hlculid_client.register_psycopg
+        # text from a plain connection; already an Hlculid where hlculid.register_psycopg
         # was applied to the connection
         return None if value is None else as_hlculid(value)
 
@@ -96,3 +98,26 @@ class HlculidGenerate(models.Func):
     function = "hlculid_generate"
     arity = 0
     output_field = HlculidField()
+
+
+@HlculidField.register_lookup
+class InRange(models.Lookup):
+    """`id__in_range=(start, end)` or `(start, end, bounds)`: `id <@ tstzrange(start, end, bounds)`,
+    a time window the planner estimates from the column's statistics and turns into index
+    conditions on the key (bounds '[)' by default: start included, end not). Prefer it to
+    `id__range=(Hlculid.min_of(t1), Hlculid.max_of(t2))`, which the planner misestimates."""
+
+    lookup_name = "in_range"
+    prepare_rhs = False
+
+    def get_prep_lookup(self):
+        rhs = tuple(self.rhs)
+        if len(rhs) == 2:
+            rhs += ("[)",)
+        if len(rhs) != 3 or rhs[2] not in ("[)", "[]", "(]", "()"):
+            raise ValueError("in_range takes (start, end) or (start, end, bounds), bounds one of [) [] (] ()")
+        return rhs
+
+    def as_sql(self, compiler, connection):
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        return f"{lhs} <@ tstzrange(%s, %s, %s)", [*lhs_params, *self.rhs]

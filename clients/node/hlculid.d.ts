@@ -1,0 +1,98 @@
+// Types of the hlculid package (hlculid.js, hlculid.mjs). Ids are canonical strings
+// ("017FC21C5E7A-0000-000A-AAA111111111"); bigint ids are decimal strings (or BigInt in).
+
+/** An id in any text form the server reads: 12-4-4-12 hex, 32 hex digits, 8-4-4-4-12, or a ULID. */
+export type IdText = string;
+/** A bigint id: its decimal string, or a BigInt. Never a Number (it cannot hold ids above 2^53). */
+export type BigintId = string | bigint;
+
+/** 16 bytes -> the canonical string. */
+export function format(buf: Uint8Array): string;
+/** Any accepted text form -> the canonical string; throws on anything else (a random uuid's 8-4-4-4-12 spelling included). */
+export function canonical(text: IdText): string;
+/** The smallest id of the millisecond of a Date. */
+export function minOf(date: Date): string;
+/** The largest id of the millisecond of a Date. */
+export function maxOf(date: Date): string;
+
+/** node-postgres's `types` (pg.types), as register() uses it. */
+export interface PgTypes {
+  getTypeParser(oid: number, format?: 'text' | 'binary'): (value: string) => any;
+  setTypeParser(oid: number, format: 'text' | 'binary', parser: (value: string) => any): void;
+}
+/** A node-postgres client or pool. */
+export interface PgQueryable {
+  query(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
+}
+/** Makes hlculid columns (and hlculid[] arrays) parse to canonical strings; returns the type's OID. */
+export function register(client: PgQueryable, types: PgTypes): Promise<number>;
+
+/** The crate's hlculid_core::Error variants a Generator reports. */
+export type HlculidErrorCode =
+  | 'WallClockOutOfRange'
+  | 'Exhausted'
+  | 'TooFarAhead'
+  | 'RandomUuid'
+  | 'PublisherTooWideForBigint'
+  | 'BigintTimeOutOfRange';
+
+/** Why a Generator made no id or refused an observed one; nothing changed. */
+export class HlculidError extends RangeError {
+  constructor(code: HlculidErrorCode, message: string, fields?: { aheadMs?: number; publisher?: number });
+  readonly code: HlculidErrorCode;
+  /** With 'TooFarAhead': how far ahead of the wall clock the observed id is, in ms. */
+  readonly aheadMs?: number;
+  /** With 'PublisherTooWideForBigint': the generator's publisher. */
+  readonly publisher?: number;
+}
+
+/** The server's default hlculid.max_clock_skew, in ms (500). */
+export const DEFAULT_MAX_SKEW_MS: number;
+
+export interface GeneratorOptions {
+  /** How far ahead of the wall clock an observed id may be, and the run-ahead bound, in ms (default 500). */
+  maxSkewMs?: number;
+  /** The wall clock in Unix ms (default Date.now): for tests and simulations. */
+  now?: () => number;
+  /** A synchronous wait of the ms given, at the run-ahead bound (default: Atomics.wait). */
+  sleep?: (ms: number) => void;
+  /** 48 random bits as a Number, one call per 128-bit id (default: crypto.randomFillSync in blocks). */
+  random?: () => number;
+}
+
+/** Ids made in this process with the server's clock (in memory only). */
+export class Generator {
+  /** publisher: 0 to 65535 (0 to 1023 for bigint ids). */
+  constructor(publisher: number, options?: GeneratorOptions);
+  readonly publisher: number;
+  readonly maxSkewMs: number;
+  /** Calls that waited at the run-ahead bound. */
+  readonly waits: number;
+  /** Steps back of the wall clock of more than 10 ms seen. */
+  readonly backwardSteps: number;
+  /** The next id, canonical: greater than every id this generator returned before. */
+  generate(): string;
+  /** The next bigint id, a decimal string, from the same clock. */
+  generateBigint(): string;
+  /** The horizon an application publisher reports with hlculid_advance_horizon. */
+  horizon(): string;
+  /** The receive rule: later ids sort after id. Throws HlculidError ('RandomUuid', 'TooFarAhead', 'WallClockOutOfRange'). */
+  observe(id: IdText): void;
+}
+
+/** A bigint id -> BigInt, checked (0 to 2^63 - 1). */
+export function parseBigint(id: BigintId): bigint;
+/** Fields -> the bigint id's decimal string (ms 0 to 2^42 - 1, counter 0 to 2047, publisher 0 to 1023). */
+export function bigintFromFields(ms: number | bigint, counter: number | bigint, publisher: number | bigint): string;
+/** A bigint id's fields, as hlculid_bigint_decode gives them. */
+export function bigintFields(id: BigintId): { ms: number; counter: number; publisher: number; date: Date };
+export function bigintMinOf(date: Date): string;
+export function bigintMaxOf(date: Date): string;
+/** A bigint id -> the 128-bit id with its time, counter and publisher (random bits 0). */
+export function bigintToHlculid(id: BigintId): string;
+/** A 128-bit id -> the bigint id with its time, counter and publisher; a RangeError when one does not fit. */
+export function hlculidToBigint(id: IdText): string;
+/** An id -> its RFC 9562 version 7 uuid form (lower-case 8-4-4-4-12). */
+export function toUuidv7(id: IdText): string;
+/** A version 7 uuid -> the canonical id it stands for. */
+export function fromUuidv7(uuid: string): string;
