@@ -11,7 +11,7 @@ use crate::{horizon, server_clock, settings, shmem};
 use hlculid_core::bigint::{self, BigId, BigIdError};
 use hlculid_core::clock::nth_value;
 use hlculid_core::clock::{ClockError, Tick};
-use hlculid_core::time::{pg_us_to_unix_ms, TimeError};
+use hlculid_core::time::{pg_us_to_unix_ms, unix_ms_to_pg_us, TimeError};
 use hlculid_core::Field;
 use pgrx::prelude::*;
 
@@ -230,18 +230,61 @@ fn hlculid_to_bigint(id: Hlculid) -> i64 {
     }
 }
 
+/// The fields of `hlculid_bigint_decode` (ts, counter, publisher): their widths in the record.
+const DECODE_WIDTHS: [usize; 3] = [8, 4, 4];
+
+fn decode_values(b: BigId) -> [i64; 3] {
+    [
+        unix_ms_to_pg_us(b.ms()), // every 42-bit millisecond is a valid timestamptz
+        i64::from(b.counter()),
+        i64::from(b.publisher()),
+    ]
+}
+
+/// SQL `hlculid_bigint_decode(id)`: every field of a bigint id as one record. Hand-written V1
+/// like [`crate::extract::hlculid_decode_fast`]; a negative id (22003) goes to the guarded path,
+/// which raises what `hlculid_bigint_ts` raises.
+///
+/// # Safety
+/// Called by PostgreSQL's function manager with a valid `fcinfo` holding one non-null bigint,
+/// for the signature below.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hlculid_bigint_decode_fast(
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> pg_sys::Datum {
+    // SAFETY: the function is STRICT with one bigint (by value) argument.
+    let v = unsafe { pgrx::fcinfo::pg_getarg_datum_raw(fcinfo, 0) }.value() as i64;
+    if let Ok(b) = BigId::from_i64(v) {
+        // SAFETY: the result is the record of DECODE_WIDTHS the SQL signature declares.
+        if let Some(d) = unsafe { crate::record::fast(fcinfo, &decode_values(b), &DECODE_WIDTHS) } {
+            return d;
+        }
+    }
+    // SAFETY: as in hlculid_decode_fast.
+    unsafe { hlculid_bigint_decode_slow(fcinfo) }
+}
+
+v1_function_info!(pg_finfo_hlculid_bigint_decode_fast);
+
+/// The guarded path of `hlculid_bigint_decode`: the errors, and the call site's record template.
+#[pg_guard]
+unsafe extern "C-unwind" fn hlculid_bigint_decode_slow(
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> pg_sys::Datum {
+    // SAFETY: as for hlculid_bigint_decode_fast.
+    unsafe {
+        let v = pgrx::fcinfo::pg_getarg_datum_raw(fcinfo, 0).value() as i64;
+        crate::record::form(fcinfo, &decode_values(big(v)), &DECODE_WIDTHS)
+    }
+}
+
 extension_sql!(
     r#"
 CREATE FUNCTION hlculid_bigint_decode(id bigint,
     OUT ts timestamptz, OUT counter int4, OUT publisher int4)
 RETURNS record
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-RETURN (hlculid_bigint_ts(id), hlculid_bigint_counter(id), hlculid_bigint_publisher(id));
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
 "#,
     name = "hlculid_bigint_decode",
-    requires = [
-        hlculid_bigint_ts,
-        hlculid_bigint_counter,
-        hlculid_bigint_publisher
-    ],
 );
