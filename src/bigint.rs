@@ -49,15 +49,6 @@ fn to_bigint(logical: u64, publisher: u32) -> i64 {
     }
 }
 
-/// `n` bigint ids from one step of the clock.
-fn generate(n: u64) -> Vec<i64> {
-    let publisher = publisher();
-    let first = server_clock::take_batch(n, bigint::COUNTER_VALUES).logical;
-    (0..n)
-        .map(|i| to_bigint(nth_value(first, i, bigint::COUNTER_VALUES), publisher))
-        .collect()
-}
-
 /// A clock result the fast path took but could not finish with, for the slow path to use.
 static PENDING: BackendLocal<Option<(u64, Result<Tick, ClockError>)>> = BackendLocal::new(None);
 
@@ -125,19 +116,17 @@ AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_wrapper';
     name = "hlculid_generate_bigint",
 );
 
-/// `n` bigint ids (1 to 65536) from one step of the clock, increasing.
+/// `n` bigint ids (1 to `MAX_BATCH`, the one batch limit, which the clock enforces) from one
+/// step of the clock, increasing.
 #[pg_extern(volatile, parallel_restricted, strict)]
 fn hlculid_generate_bigint_n(n: i32) -> Vec<i64> {
-    if !(1..=65536).contains(&n) {
-        UserError::new(
-            Condition::InvalidParameter,
-            format!("hlculid_generate_bigint_n cannot make {n} ids"),
-        )
-        .detail("A batch holds 1 to 65536 ids.")
-        .hint("Call it again for more ids: every batch sorts after the one before.")
-        .raise();
-    }
-    generate(n as u64)
+    let publisher = publisher();
+    let first =
+        server_clock::take_batch_for("hlculid_generate_bigint_n", n, bigint::COUNTER_VALUES)
+            .logical;
+    (0..n as u64)
+        .map(|i| to_bigint(nth_value(first, i, bigint::COUNTER_VALUES), publisher))
+        .collect()
 }
 
 fn big(v: i64) -> BigId {

@@ -46,7 +46,10 @@ pub enum Condition {
     Internal,
 }
 
-/// One row of the README's error table: condition, SQLSTATE, its PostgreSQL name, when.
+/// One row of the README's error table: condition, SQLSTATE, its PostgreSQL name, when. The
+/// table and what builds it exist for the test of the README's table only: nothing of it is in
+/// the release library.
+#[cfg(any(test, feature = "pg_test"))]
 pub struct ConditionInfo {
     pub condition: Condition,
     pub sqlstate: &'static str,
@@ -54,6 +57,7 @@ pub struct ConditionInfo {
     pub when: &'static str,
 }
 
+#[cfg(any(test, feature = "pg_test"))]
 const fn info(
     condition: Condition,
     sqlstate: &'static str,
@@ -68,6 +72,7 @@ const fn info(
     }
 }
 
+#[cfg(any(test, feature = "pg_test"))]
 pub const CONDITIONS: &[ConditionInfo] = &[
     info(Condition::InvalidText, "22P02", "invalid_text_representation",
         "malformed text input (the message shows the input, the DETAIL what is wrong)"),
@@ -78,7 +83,7 @@ pub const CONDITIONS: &[ConditionInfo] = &[
     info(Condition::TimeOutOfRange, "22008", "datetime_field_overflow",
         "a time an id cannot hold: before 1970, after 10889-08-02 or infinite (`hlculid_min/max`, `hlculid_from_parts`, `hlculid_generate_at`); a system clock at or before 1970-01-01 00:00:00 UTC or after 10889 (generating functions, `hlculid_observe`); a clock that reached the end of the range"),
     info(Condition::InvalidParameter, "22023", "invalid_parameter_value",
-        "`hlculid_observe` of an id further ahead of the local clock than `hlculid.max_clock_skew`; `hlculid_clock_recover` of such a floor without `allow_future`; `hlculid_generate_n` of fewer than 1 or more than 65536 ids"),
+        "`hlculid_observe` of an id further ahead of the local clock than `hlculid.max_clock_skew`; `hlculid_clock_recover` of such a floor without `allow_future`; `hlculid_generate_n` and `hlculid_generate_bigint_n` of fewer than 1 or more than 65536 ids (the batch limit, which the clock enforces)"),
     info(Condition::RandomUuid, "22023", "invalid_parameter_value",
         "a random uuid (version 4 with the RFC 9562 variant) cast to `hlculid`, e.g. `gen_random_uuid()` inserted into an `hlculid` column (0.3.0), or read from text in the uuid's 8-4-4-4-12 form, `COPY` included (0.4.0)"),
     info(Condition::NotUuidv7, "22023", "invalid_parameter_value",
@@ -107,6 +112,7 @@ pub const CONDITIONS: &[ConditionInfo] = &[
 
 /// A row of the README's error table that PostgreSQL itself raises for hlculid's objects (so no
 /// [`Condition`] of ours), with the statements that raise it (the table's test runs them).
+#[cfg(any(test, feature = "pg_test"))]
 pub struct RaisedByPostgres {
     pub sqlstate: &'static str,
     pub name: &'static str,
@@ -114,6 +120,7 @@ pub struct RaisedByPostgres {
     pub statements: &'static [&'static str],
 }
 
+#[cfg(any(test, feature = "pg_test"))]
 pub const RAISED_BY_POSTGRES: &[RaisedByPostgres] = &[RaisedByPostgres {
     sqlstate: "55P02",
     name: "cant_change_runtime_param",

@@ -20,8 +20,14 @@ SELECT count(*) AS n, count(DISTINCT x) AS distinct_ids, max(hlculid_bigint_coun
 FROM unnest(hlculid_generate_bigint_n(5000)) x;
 SELECT a = (SELECT array_agg(x ORDER BY x) FROM unnest(a) x) AS sorted
 FROM (SELECT hlculid_generate_bigint_n(3000) a) s;
+-- the one batch limit, enforced by the clock itself (its BadBatch refusal, 22023), for both
+-- widths: refused with nothing taken; the largest batch is made
+SELECT logical_time AS lt, counter AS lc FROM hlculid_clock() \gset
 SELECT err('SELECT hlculid_generate_bigint_n(0)');
 SELECT err('SELECT hlculid_generate_bigint_n(65537)');
+SELECT err('SELECT hlculid_generate_bigint_n(-1)');
+SELECT (logical_time, counter) = (:'lt'::timestamptz, :lc) AS nothing_taken FROM hlculid_clock();
+SELECT cardinality(hlculid_generate_bigint_n(65536)) AS largest_bigint_batch, cardinality(hlculid_generate_n(65536)) AS largest_batch;
 -- fields of a known id: 2022-03-25 17:25:13.466, counter 5, publisher 10
 SELECT (x'017FC21C5E7A'::int8 << 21) | (5 << 10) | 10 AS known \gset
 SELECT :known AS known, hlculid_bigint_ts(:known), hlculid_bigint_counter(:known), hlculid_bigint_publisher(:known);
