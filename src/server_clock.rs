@@ -4,10 +4,11 @@
 //! becomes a PostgreSQL error.
 //!
 //! The background writer keeps the mark a window ahead; a backend that reaches it (writer down,
-//! a burst past the window, an observe further ahead) extends it itself under `PERSIST_LOCK`.
+//! a burst past the window, an observe further ahead) extends it itself, writes serialised by
+//! `shmem::MARK_WRITING`, whose waiters a cancel interrupts.
 
 use crate::errors::{Condition, UserError};
-use crate::shmem::{self, MarkDamage, PERSIST_LOCK};
+use crate::shmem::{self, MarkDamage, MARK_WRITING};
 use crate::{horizon, settings};
 use hlculid_core::clock::{ClockError, Tick, FULL_COUNTER, MAX_BATCH};
 use hlculid_core::durable::{DurableClock, MarkStore, Refusal};
@@ -37,7 +38,8 @@ impl MarkStore for ServerMark {
     type Error = MarkError;
 
     fn serialised<R>(&self, f: impl FnOnce() -> R) -> R {
-        let _writing = PERSIST_LOCK.exclusive();
+        // waits interruptibly (not an LWLock): see shmem::MarkWriting
+        let _writing = MARK_WRITING.get().lock();
         f()
     }
 
