@@ -83,7 +83,7 @@ pub const CONDITIONS: &[ConditionInfo] = &[
     info(Condition::TimeOutOfRange, "22008", "datetime_field_overflow",
         "a time an id cannot hold: before 1970, after 10889-08-02 or infinite (`hlculid_min/max`, `hlculid_from_parts`, `hlculid_generate_at`); a system clock at or before 1970-01-01 00:00:00 UTC or after 10889 (generating functions, `hlculid_observe`); a clock that reached the end of the range"),
     info(Condition::InvalidParameter, "22023", "invalid_parameter_value",
-        "`hlculid_observe` of an id further ahead of the local clock than `hlculid.max_clock_skew`; `hlculid_clock_recover` of such a floor without `allow_future`; `hlculid_generate_n` and `hlculid_generate_bigint_n` of fewer than 1 or more than 65536 ids (the batch limit, which the clock enforces)"),
+        "`hlculid_observe` of an id further ahead of the local clock than `hlculid.max_clock_skew`; `hlculid_clock_recover` of such a floor without `allow_future`; `hlculid_generate_n` of fewer than 1 or more than 65536 ids"),
     info(Condition::RandomUuid, "22023", "invalid_parameter_value",
         "a random uuid (version 4 with the RFC 9562 variant) cast to `hlculid`, e.g. `gen_random_uuid()` inserted into an `hlculid` column (0.3.0), or read from text in the uuid's 8-4-4-4-12 form, `COPY` included (0.4.0)"),
     info(Condition::NotUuidv7, "22023", "invalid_parameter_value",
