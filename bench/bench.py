@@ -2,7 +2,8 @@
 side, on the same server in the same run, and reports medians (min and max over the runs) and
 ratios. Run through scripts/bench.sh, which installs a release build first.
 
-  bench.py [--quick] [--pg 15 18] [--only generation inserts sorting ranges textio companion horizon clients] [--out DIR]
+  bench.py [--quick] [--pg 15 18] [--only generation inserts sorting ranges textio decode compare companion horizon clients]
+           [--out DIR] [--baseline PG_CONFIG]
 
 A full run over several majors runs every workload on the newest and, on the others, the two
 whose peers differ between majors (generation, text I/O): under 20 minutes on the 2-core VM. The
@@ -34,6 +35,8 @@ FULL.update(companion_rows=1_000_000, companion_runs=3)
 QUICK.update(companion_rows=20_000, companion_runs=1)
 FULL.update(client_ms=300, client_runs=7)
 QUICK.update(client_ms=20, client_runs=5)
+FULL.update(decode_rows=1_000_000, decode_runs=5, compare_rows=1_000_000, compare_runs=3)
+QUICK.update(decode_rows=20_000, decode_runs=1, compare_rows=20_000, compare_runs=1)
 FULL.update(horizon_rows=2_000_000, horizon_runs=3, lag_seconds=10, horizon_seconds=5)
 QUICK.update(horizon_rows=20_000, horizon_runs=1, lag_seconds=2, horizon_seconds=1)
 # Sizes from the environment, for a quick look at one workload (HLCULID_BENCH_IO_ROWS=2000000).
@@ -583,6 +586,167 @@ def textio(c, pg, cfg, report, quick):
         report.check(f"PG{pg}: {w} no slower than uuid ({ratio[w]:.2f}x)", ratio[w] <= 1.0)
 
 
+
+# --- 6b. decoding and 6c. comparing -----------------------------------------------------------
+
+def decode(c, pg, cfg, report, quick):
+    """hlculid_decode / hlculid_bigint_decode against the field extractors they bundle, on the
+    same rows, interleaved, net of the scan (count(*)). Target: at most 2x the extractors' sum
+    called the same way: in the select list, and in FROM (LATERAL), where PostgreSQL runs any
+    non-set-returning function through a FunctionScan that builds a tuplestore per outer row, a
+    fixed cost per call that no function of this signature avoids (shown by one extractor in
+    FROM, and by the subquery form, which the planner pulls up)."""
+    n, runs = cfg["decode_rows"], cfg["decode_runs"]
+    ext = ("hlculid_ts", "hlculid_counter", "hlculid_publisher", "hlculid_random")
+    bext = ("hlculid_bigint_ts", "hlculid_bigint_counter", "hlculid_bigint_publisher")
+    # (label, query, what it is compared with)
+    work = [
+        ("scan", "SELECT count(*) FROM dec", None),
+        ("extractors, select list", "SELECT " + ", ".join(f"count({f}(id))" for f in ext) + " FROM dec", None),
+        ("decode, select list: count((hlculid_decode(id)).ts)", "SELECT count((hlculid_decode(id)).ts) FROM dec",
+         "extractors, select list"),
+        ("decode, select list: count(hlculid_decode(id))", "SELECT count(hlculid_decode(id)) FROM dec",
+         "extractors, select list"),
+        ("extractors, FROM: LATERAL each", "SELECT count(e0), count(e1), count(e2), count(e3) FROM dec, "
+         + ", ".join(f"LATERAL {f}(id) e{i}" for i, f in enumerate(ext)), None),
+        ("one extractor, FROM: LATERAL hlculid_ts(id)", "SELECT count(e) FROM dec, LATERAL hlculid_ts(id) e", None),
+        ("decode, FROM: LATERAL hlculid_decode(id) d",
+         "SELECT count(d.ts), count(d.counter), count(d.publisher), count(d.random) FROM dec, LATERAL hlculid_decode(id) d",
+         "extractors, FROM: LATERAL each"),
+        # (pulled up by the planner, and .* calls the function once per field: shown, no target)
+        ("decode, FROM: LATERAL (SELECT (hlculid_decode(id)).*) d",
+         "SELECT count(d.ts), count(d.counter), count(d.publisher), count(d.random) FROM dec, "
+         "LATERAL (SELECT (hlculid_decode(id)).*) d", "extractors, select list", False),
+        ("bigint scan", "SELECT count(*) FROM dec_b", None),
+        ("bigint extractors, select list", "SELECT " + ", ".join(f"count({f}(b))" for f in bext) + " FROM dec_b", None),
+        ("bigint decode, select list: count((hlculid_bigint_decode(b)).ts)",
+         "SELECT count((hlculid_bigint_decode(b)).ts) FROM dec_b", "bigint extractors, select list"),
+        ("bigint extractors, FROM: LATERAL each", "SELECT count(e0), count(e1), count(e2) FROM dec_b, "
+         + ", ".join(f"LATERAL {f}(b) e{i}" for i, f in enumerate(bext)), None),
+        ("bigint decode, FROM: LATERAL hlculid_bigint_decode(b) d",
+         "SELECT count(d.ts), count(d.counter), count(d.publisher) FROM dec_b, LATERAL hlculid_bigint_decode(b) d",
+         "bigint extractors, FROM: LATERAL each"),
+    ]
+    work = [w if len(w) == 4 else (*w, True) for w in work]
+    times = {w: [] for w, *_ in work}
+    with c.connect() as conn:
+        conn.execute("SET max_parallel_workers_per_gather = 0")
+        conn.execute("DROP TABLE IF EXISTS dec, dec_b")
+        conn.execute(f"CREATE TABLE dec AS SELECT id FROM ({spread_ids(n)}) s")
+        conn.execute("CREATE TABLE dec_b AS SELECT hlculid_to_bigint(hlculid_from_parts(hlculid_ts(id), "
+                     "hlculid_counter(id) % 2048, 1, 0)) AS b FROM dec")
+        conn.execute("VACUUM (FREEZE, ANALYZE) dec, dec_b")
+        for _, q, *_ in work:
+            timed(conn, q)
+        for _ in range(runs):
+            for w, q, *_ in work:
+                times[w].append(timed(conn, q))
+        conn.execute("DROP TABLE dec, dec_b")
+    med = {w: mmm(v) for w, v in times.items()}
+    report.add(f"\n### 6b. Decoding, PostgreSQL {pg}: {n:,} ids, hlculid_decode against the extractors it "
+               f"bundles, called the same way, {runs} interleaved runs; net = minus the scan's count(*)\n")
+    rows, ratios = [], {}
+    for w, _, base, target in work:
+        scan = med["bigint scan" if w.startswith("bigint") else "scan"][0]
+        m = med[w]
+        net = m[0] - scan
+        ratio = ""
+        if base:
+            r = net / (med[base][0] - scan)
+            if target:
+                ratios[w] = (r, base)
+            ratio = f"{r:.2f}x {base}"
+        rows.append([w, f"{m[0]*1e3:.0f} ({m[1]*1e3:.0f}-{m[2]*1e3:.0f})", f"{net / n * 1e9:.0f}", ratio])
+    report.table(["query", "ms (min-max)", "ns/row net of scan", "net vs"], rows)
+    report.data.setdefault("decode", {})[pg] = {w: med[w][0] for w in times}
+    if quick:
+        return
+    for w, (r, base) in ratios.items():
+        report.check(f"PG{pg}: {w} at most 2x {base} (net of the scan: {r:.2f}x)", r <= 2.0)
+
+
+def compare(c, pg, cfg, report, quick):
+    """The comparison functions against a previous build's (--baseline, scripts/bench-baseline.sh)
+    on a second server of the same major, taking turns on the same data: ORDER BY and CREATE
+    INDEX (btree sortsupport, which never called hlculid_cmp), and what calls hlculid_cmp and the
+    operators' functions: index probes (btree descent), btree inserts, a seq scan filter with <
+    and a hash join on =. Without --baseline, this build's figures alone."""
+    import pgcluster
+
+    n, runs = cfg["compare_rows"], max(cfg["compare_runs"], 1 if quick else 3)
+    servers = {"this build": c}
+    old = None
+    if cfg.get("baseline"):
+        old = pgcluster.Cluster("bench-baseline", major=cfg["baseline"],
+                                conf=["hlculid.publisher_id = 1", "shared_buffers = 128MB", "synchronous_commit = off",
+                                      "autovacuum = off", "max_connections = 120"])
+    try:
+        if old:
+            old.start()
+            old.sql("CREATE EXTENSION hlculid")
+            servers[old.one("SELECT extversion FROM pg_extension WHERE extname = 'hlculid'")] = old
+        work = {
+            "ORDER BY (sortsupport)": f"SELECT id FROM cmp_t ORDER BY id OFFSET {n - 1}",
+            "CREATE INDEX (sortsupport)": "CREATE INDEX cmp_t_idx ON cmp_t (id); DROP INDEX cmp_t_idx",
+            "index probes (hlculid_cmp), nested loop": "SELECT count(*) FROM cmp_probe p JOIN cmp_i i ON i.id = p.id",
+            "btree inserts (hlculid_cmp)": "TRUNCATE cmp_ins; INSERT INTO cmp_ins SELECT id FROM cmp_t",
+            "seq scan filter id < x (hlculid_lt)": "SELECT count(*) FROM cmp_t WHERE id < (SELECT id FROM cmp_mid)",
+            "seq scan filter hlculid_cmp(id, x) < 0": "SELECT count(*) FROM cmp_t WHERE hlculid_cmp(id, (SELECT id FROM cmp_mid)) < 0",
+            "hash join on = (hlculid_eq)": "SELECT count(*) FROM cmp_probe p JOIN cmp_t t ON t.id = p.id",
+        }
+        times = {(w, s): [] for w in work for s in servers}
+        conns = {}
+        for name, server in servers.items():
+            conn = server.connect()
+            conns[name] = conn
+            for setting in ("work_mem = '1GB'", "maintenance_work_mem = '1GB'", "max_parallel_workers_per_gather = 0",
+                            "max_parallel_maintenance_workers = 0"):
+                conn.execute(f"SET {setting}")
+            conn.execute("DROP TABLE IF EXISTS cmp_t, cmp_i, cmp_probe, cmp_ins, cmp_mid")
+            conn.execute(f"CREATE TABLE cmp_t AS SELECT id FROM ({spread_ids(n)}) s ORDER BY md5(i::text)")
+            conn.execute("CREATE TABLE cmp_i AS SELECT id FROM cmp_t")
+            conn.execute("CREATE INDEX ON cmp_i (id)")
+            conn.execute(f"CREATE TABLE cmp_probe AS SELECT id FROM cmp_t LIMIT {max(n // 4, 1)}")
+            conn.execute("CREATE UNLOGGED TABLE cmp_ins (id hlculid PRIMARY KEY)")
+            conn.execute(f"CREATE TABLE cmp_mid AS SELECT id FROM cmp_t ORDER BY id OFFSET {n // 2} LIMIT 1")
+            conn.execute("VACUUM (FREEZE, ANALYZE) cmp_t, cmp_i, cmp_probe, cmp_mid")
+            conn.execute("CHECKPOINT")
+        for _ in range(runs + 1):  # the first round warms the caches and is not counted
+            for w, q in work.items():
+                for name, conn in conns.items():
+                    for setting in ("enable_hashjoin", "enable_mergejoin", "enable_nestloop"):
+                        conn.execute(f"RESET {setting}")
+                    if "nested loop" in w:
+                        conn.execute("SET enable_hashjoin = off")
+                        conn.execute("SET enable_mergejoin = off")
+                    if "hash join" in w:
+                        conn.execute("SET enable_nestloop = off")
+                        conn.execute("SET enable_mergejoin = off")
+                    t0 = time.perf_counter()
+                    for part in q.split("; "):
+                        conn.execute(part)
+                    times[(w, name)].append(time.perf_counter() - t0)
+        for conn in conns.values():
+            conn.execute("DROP TABLE cmp_t, cmp_i, cmp_probe, cmp_ins, cmp_mid")
+            conn.close()
+    finally:
+        if old:
+            old.stop("immediate")
+    med = {k: mmm(v[1:]) for k, v in times.items()}
+    names = list(servers)
+    report.add(f"\n### 6c. Comparing, PostgreSQL {pg}: {n:,} shuffled time-ordered ids"
+               f"{', against ' + names[1] + ' on a second server, taking turns' if len(names) > 1 else ''}; "
+               f"work_mem 1GB, no parallelism, medians of {runs}\n")
+    rows = []
+    for w in work:
+        row = [w] + [f"{med[(w, s)][0]*1e3:.0f} ({med[(w, s)][1]*1e3:.0f}-{med[(w, s)][2]*1e3:.0f})" for s in names]
+        if len(names) > 1:
+            row.append(f"{med[(w, names[0])][0] / med[(w, names[1])][0]:.2f}x")
+        rows.append(row)
+    report.table(["work"] + [f"{s} ms (min-max)" for s in names] + (["ratio"] if len(names) > 1 else []), rows)
+    report.data.setdefault("compare", {})[pg] = {w: {s: med[(w, s)][0] for s in names} for w in work}
+
+
 # --- 7. the plain-SQL companion (managed servers) ----------------------------------------------
 
 COMPANION_SQL = Path(__file__).resolve().parent.parent / "sql" / "hlculid_uuid.sql"
@@ -961,11 +1125,11 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--pg", nargs="+", default=["15", "18"])
     ap.add_argument("--only", nargs="+", default=["generation", "inserts", "sorting", "ranges", "windows", "textio",
-                                                  "companion", "horizon", "clients"])
+                                                  "decode", "compare", "companion", "horizon", "clients"])
     ap.add_argument("--out", default=None)
     ap.add_argument("--baseline", default=None, metavar="PG_CONFIG",
                     help="a previous release installed by scripts/bench-baseline.sh: the horizon "
-                         "workload measures generation against it in the same run")
+                         "workload measures generation, the compare workload the comparisons against it in the same run")
     args = ap.parse_args()
     cfg = QUICK if args.quick else FULL
     cfg["baseline"] = args.baseline

@@ -69,6 +69,14 @@ step() { # step NAME COMMAND...
     echo "FAILED 0 $((SECONDS - t0)) $name" >>"$results"
   fi
 }
+no_warnings() { # no_warnings MAJOR: the package build of MAJOR (without pg_test) printed no warning
+  local log=$RUN_ROOT/package-$1.log
+  [ -f "$log" ] || { echo "no build log $log"; return 1; }
+  if sed 's/\x1b\[[0-9;]*m//g' "$log" | grep -E -A8 '^warning'; then
+    echo "the build of PostgreSQL $1 printed the warnings above ($log): the release library must build warning-free"
+    return 1
+  fi
+}
 install_build() { # install_build MAJOR: this run's build into the shared install, file by rename
   "$PACKAGE_DIR/hlculid-$(crate_version)-pg$1-linux-$(uname -m)/install.sh" "$(pg_config_for "$1")"
 }
@@ -129,6 +137,7 @@ else
 fi
 for major in $majors; do
   step "build pg$major" scripts/package.sh "$major"
+  step "build pg$major warning-free" no_warnings "$major"
   step "install pg$major" install_build "$major"
   touch "$log_dir/built-$major"
 done

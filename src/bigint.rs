@@ -11,7 +11,7 @@ use crate::{horizon, server_clock, settings, shmem};
 use hlculid_core::bigint::{self, BigId, BigIdError};
 use hlculid_core::clock::nth_value;
 use hlculid_core::clock::{ClockError, Tick};
-use hlculid_core::time::{pg_us_to_unix_ms, TimeError};
+use hlculid_core::time::{pg_us_to_unix_ms, unix_ms_to_pg_us, TimeError};
 use hlculid_core::Field;
 use pgrx::prelude::*;
 
@@ -47,15 +47,6 @@ fn to_bigint(logical: u64, publisher: u32) -> i64 {
         .hint("Use 128-bit ids (hlculid_generate()), which run until 10889.")
         .raise(),
     }
-}
-
-/// `n` bigint ids from one step of the clock.
-fn generate(n: u64) -> Vec<i64> {
-    let publisher = publisher();
-    let first = server_clock::take_batch(n, bigint::COUNTER_VALUES).logical;
-    (0..n)
-        .map(|i| to_bigint(nth_value(first, i, bigint::COUNTER_VALUES), publisher))
-        .collect()
 }
 
 /// A clock result the fast path took but could not finish with, for the slow path to use.
@@ -125,19 +116,17 @@ AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_wrapper';
     name = "hlculid_generate_bigint",
 );
 
-/// `n` bigint ids (1 to 65536) from one step of the clock, increasing.
+/// `n` bigint ids (1 to `MAX_BATCH`, the one batch limit, which the clock enforces) from one
+/// step of the clock, increasing.
 #[pg_extern(volatile, parallel_restricted, strict)]
 fn hlculid_generate_bigint_n(n: i32) -> Vec<i64> {
-    if !(1..=65536).contains(&n) {
-        UserError::new(
-            Condition::InvalidParameter,
-            format!("hlculid_generate_bigint_n cannot make {n} ids"),
-        )
-        .detail("A batch holds 1 to 65536 ids.")
-        .hint("Call it again for more ids: every batch sorts after the one before.")
-        .raise();
-    }
-    generate(n as u64)
+    let publisher = publisher();
+    let first =
+        server_clock::take_batch_for("hlculid_generate_bigint_n", n, bigint::COUNTER_VALUES)
+            .logical;
+    (0..n as u64)
+        .map(|i| to_bigint(nth_value(first, i, bigint::COUNTER_VALUES), publisher))
+        .collect()
 }
 
 fn big(v: i64) -> BigId {
@@ -230,18 +219,61 @@ fn hlculid_to_bigint(id: Hlculid) -> i64 {
     }
 }
 
+/// The fields of `hlculid_bigint_decode` (ts, counter, publisher): their widths in the record.
+const DECODE_WIDTHS: [usize; 3] = [8, 4, 4];
+
+fn decode_values(b: BigId) -> [i64; 3] {
+    [
+        unix_ms_to_pg_us(b.ms()), // every 42-bit millisecond is a valid timestamptz
+        i64::from(b.counter()),
+        i64::from(b.publisher()),
+    ]
+}
+
+/// SQL `hlculid_bigint_decode(id)`: every field of a bigint id as one record. Hand-written V1
+/// like [`crate::extract::hlculid_decode_fast`]; a negative id (22003) goes to the guarded path,
+/// which raises what `hlculid_bigint_ts` raises.
+///
+/// # Safety
+/// Called by PostgreSQL's function manager with a valid `fcinfo` holding one non-null bigint,
+/// for the signature below.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn hlculid_bigint_decode_fast(
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> pg_sys::Datum {
+    // SAFETY: the function is STRICT with one bigint (by value) argument.
+    let v = unsafe { pgrx::fcinfo::pg_getarg_datum_raw(fcinfo, 0) }.value() as i64;
+    if let Ok(b) = BigId::from_i64(v) {
+        // SAFETY: the result is the record of DECODE_WIDTHS the SQL signature declares.
+        if let Some(d) = unsafe { crate::record::fast(fcinfo, &decode_values(b), &DECODE_WIDTHS) } {
+            return d;
+        }
+    }
+    // SAFETY: as in hlculid_decode_fast.
+    unsafe { hlculid_bigint_decode_slow(fcinfo) }
+}
+
+v1_function_info!(pg_finfo_hlculid_bigint_decode_fast);
+
+/// The guarded path of `hlculid_bigint_decode`: the errors, and the call site's record template.
+#[pg_guard]
+unsafe extern "C-unwind" fn hlculid_bigint_decode_slow(
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> pg_sys::Datum {
+    // SAFETY: as for hlculid_bigint_decode_fast.
+    unsafe {
+        let v = pgrx::fcinfo::pg_getarg_datum_raw(fcinfo, 0).value() as i64;
+        crate::record::form(fcinfo, &decode_values(big(v)), &DECODE_WIDTHS)
+    }
+}
+
 extension_sql!(
     r#"
 CREATE FUNCTION hlculid_bigint_decode(id bigint,
     OUT ts timestamptz, OUT counter int4, OUT publisher int4)
 RETURNS record
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-RETURN (hlculid_bigint_ts(id), hlculid_bigint_counter(id), hlculid_bigint_publisher(id));
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
 "#,
     name = "hlculid_bigint_decode",
-    requires = [
-        hlculid_bigint_ts,
-        hlculid_bigint_counter,
-        hlculid_bigint_publisher
-    ],
 );

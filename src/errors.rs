@@ -47,6 +47,9 @@ pub enum Condition {
 }
 
 /// One row of the error table of docs/errors.md: condition, SQLSTATE, its PostgreSQL name, when.
+/// The table and what builds it exist for the test of that table only: nothing of it is in the
+/// release library.
+#[cfg(any(test, feature = "pg_test"))]
 pub struct ConditionInfo {
     pub condition: Condition,
     pub sqlstate: &'static str,
@@ -54,6 +57,7 @@ pub struct ConditionInfo {
     pub when: &'static str,
 }
 
+#[cfg(any(test, feature = "pg_test"))]
 const fn info(
     condition: Condition,
     sqlstate: &'static str,
@@ -68,6 +72,7 @@ const fn info(
     }
 }
 
+#[cfg(any(test, feature = "pg_test"))]
 pub const CONDITIONS: &[ConditionInfo] = &[
     info(Condition::InvalidText, "22P02", "invalid_text_representation",
         "malformed text input (the message shows the input, the DETAIL what is wrong)"),
@@ -107,6 +112,7 @@ pub const CONDITIONS: &[ConditionInfo] = &[
 
 /// A row of the error table of docs/errors.md that PostgreSQL itself raises for hlculid's objects (so no
 /// [`Condition`] of ours), with the statements that raise it (the table's test runs them).
+#[cfg(any(test, feature = "pg_test"))]
 pub struct RaisedByPostgres {
     pub sqlstate: &'static str,
     pub name: &'static str,
@@ -114,6 +120,7 @@ pub struct RaisedByPostgres {
     pub statements: &'static [&'static str],
 }
 
+#[cfg(any(test, feature = "pg_test"))]
 pub const RAISED_BY_POSTGRES: &[RaisedByPostgres] = &[RaisedByPostgres {
     sqlstate: "55P02",
     name: "cant_change_runtime_param",

@@ -2,11 +2,10 @@
 
 use crate::backend_local::{random48, random48_ready, BackendLocal};
 use crate::datum::Hlculid;
-use crate::errors::{Condition, UserError};
 use crate::pg_c;
 use crate::server_clock::{self, now_ms};
 use crate::{horizon, settings, shmem};
-use hlculid_core::clock::{ClockError, Tick, MAX_BATCH};
+use hlculid_core::clock::{ClockError, Tick, FULL_COUNTER};
 use hlculid_core::Id;
 use pgrx::prelude::*;
 
@@ -100,19 +99,9 @@ pub unsafe extern "C-unwind" fn hlculid_generate_n(
 ) -> pg_sys::Datum {
     // SAFETY: the function is STRICT and declared with one int4 argument.
     let n = unsafe { pgrx::fcinfo::pg_getarg::<i32>(fcinfo, 0) }.unwrap_or(0);
-    if !(1..=MAX_BATCH as i64).contains(&i64::from(n)) {
-        UserError::new(
-            Condition::InvalidParameter,
-            format!("hlculid_generate_n cannot make {n} ids"),
-        )
-        .detail(format!(
-            "A batch holds 1 to {MAX_BATCH} ids (one millisecond's counter)."
-        ))
-        .hint("Call it again for more ids: every batch sorts after the one before.")
-        .raise();
-    }
+    // the clock refuses a count outside its batch limit (1 to MAX_BATCH), taking nothing
+    let t = server_clock::take_batch_for("hlculid_generate_n", n, FULL_COUNTER);
     let n = n as usize;
-    let t = server_clock::take(n as u64);
     let publisher = settings::publisher().0;
     // The element type from the function's own declared result (hlculid[] in the extension's
     // schema), never by name through the caller's search_path.

@@ -106,7 +106,7 @@ CREATE FUNCTION hlculid_out(v hlculid) RETURNS cstring
 ///
 /// # Safety
 /// `fcinfo` is a valid call whose argument 0 is a non-null hlculid.
-unsafe fn arg_id(fcinfo: pg_sys::FunctionCallInfo) -> Id {
+pub(crate) unsafe fn arg_id(fcinfo: pg_sys::FunctionCallInfo) -> Id {
     // SAFETY: as the caller promises; an hlculid datum points at its 16 bytes (char alignment).
     unsafe {
         let datum = pgrx::fcinfo::pg_getarg_datum_raw(fcinfo, 0);

@@ -38,6 +38,7 @@ mod ops;
 mod ops_uuid;
 mod partitions;
 mod pg_c;
+mod record;
 mod recover;
 mod server_clock;
 mod settings;

@@ -4,76 +4,120 @@
 
 use crate::datum::Hlculid;
 use crate::pg_c::{hash_bytes, hash_bytes_extended, ssup_datum_unsigned_cmp};
+use core::cmp::Ordering;
 use core::ffi::c_int;
 use pgrx::prelude::*;
 use pgrx::Internal;
 
-#[pg_operator(immutable, parallel_safe)]
-#[opname(=)]
-#[commutator(=)]
-#[negator(<>)]
-#[restrict(eqsel)]
-#[join(eqjoinsel)]
-#[hashes]
-#[merges]
-fn hlculid_eq(a: Hlculid, b: Hlculid) -> bool {
-    a == b
+/// The two hlculid arguments of a comparison, in order.
+///
+/// # Safety
+/// `fcinfo` is a valid call whose arguments 0 and 1 are non-null hlculids.
+#[inline(always)]
+unsafe fn compare_args(fcinfo: pg_sys::FunctionCallInfo) -> Ordering {
+    // SAFETY: as the caller promises; an hlculid datum points to its 16 bytes.
+    unsafe {
+        let a = Hlculid::read(pgrx::fcinfo::pg_getarg_datum_raw(fcinfo, 0));
+        let b = Hlculid::read(pgrx::fcinfo::pg_getarg_datum_raw(fcinfo, 1));
+        a.cmp(&b)
+    }
 }
 
-#[pg_operator(immutable, parallel_safe)]
-#[opname(<>)]
-#[commutator(<>)]
-#[negator(=)]
-#[restrict(neqsel)]
-#[join(neqjoinsel)]
-fn hlculid_ne(a: Hlculid, b: Hlculid) -> bool {
-    a != b
+/// The comparison functions (`hlculid_cmp`, btree support 1, which every index search, merge
+/// join and sort without sortsupport calls, and the six operators' functions), hand-written V1
+/// like `uuid.c`'s: pgrx's per-call wrapper cost more than the comparison. Each reads two
+/// 16-byte values and returns a by-value result; nothing can raise or panic (which is also why
+/// they are LEAKPROOF). Exported under the symbols pgrx gave them in 0.1.x, which the catalog
+/// names. `extern "C"`: as in [`crate::io::hlculid_out_wrapper`].
+macro_rules! compare_fn {
+    ($wrapper:ident, $finfo:ident, |$o:ident| $result:expr) => {
+        /// # Safety
+        /// Called by PostgreSQL's function manager with a valid `fcinfo` holding two non-null
+        /// hlculids.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "C" fn $wrapper(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
+            // SAFETY: the function is STRICT with two hlculid arguments.
+            let $o = unsafe { compare_args(fcinfo) };
+            pg_sys::Datum::from($result)
+        }
+
+        v1_function_info!($finfo);
+    };
 }
 
-#[pg_operator(immutable, parallel_safe)]
-#[opname(<)]
-#[commutator(>)]
-#[negator(>=)]
-#[restrict(scalarltsel)]
-#[join(scalarltjoinsel)]
-fn hlculid_lt(a: Hlculid, b: Hlculid) -> bool {
-    a < b
-}
+compare_fn!(hlculid_eq_wrapper, pg_finfo_hlculid_eq_wrapper, |o| o
+    .is_eq());
+compare_fn!(hlculid_ne_wrapper, pg_finfo_hlculid_ne_wrapper, |o| o
+    .is_ne());
+compare_fn!(hlculid_lt_wrapper, pg_finfo_hlculid_lt_wrapper, |o| o
+    .is_lt());
+compare_fn!(hlculid_le_wrapper, pg_finfo_hlculid_le_wrapper, |o| o
+    .is_le());
+compare_fn!(hlculid_gt_wrapper, pg_finfo_hlculid_gt_wrapper, |o| o
+    .is_gt());
+compare_fn!(hlculid_ge_wrapper, pg_finfo_hlculid_ge_wrapper, |o| o
+    .is_ge());
+compare_fn!(hlculid_cmp_wrapper, pg_finfo_hlculid_cmp_wrapper, |o| o
+    as i32);
 
-#[pg_operator(immutable, parallel_safe)]
-#[opname(<=)]
-#[commutator(>=)]
-#[negator(>)]
-#[restrict(scalarlesel)]
-#[join(scalarlejoinsel)]
-fn hlculid_le(a: Hlculid, b: Hlculid) -> bool {
-    a <= b
-}
+// The same catalog entries pgrx generated for them up to 0.3.0 (#[pg_operator], #[pg_extern]).
+extension_sql!(
+    r#"
+CREATE FUNCTION "hlculid_eq"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_eq_wrapper';
+CREATE OPERATOR = (
+    PROCEDURE = "hlculid_eq", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES
+);
 
-#[pg_operator(immutable, parallel_safe)]
-#[opname(>)]
-#[commutator(<)]
-#[negator(<=)]
-#[restrict(scalargtsel)]
-#[join(scalargtjoinsel)]
-fn hlculid_gt(a: Hlculid, b: Hlculid) -> bool {
-    a > b
-}
+CREATE FUNCTION "hlculid_ne"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_ne_wrapper';
+CREATE OPERATOR <> (
+    PROCEDURE = "hlculid_ne", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel
+);
 
-#[pg_operator(immutable, parallel_safe)]
-#[opname(>=)]
-#[commutator(<=)]
-#[negator(<)]
-#[restrict(scalargesel)]
-#[join(scalargejoinsel)]
-fn hlculid_ge(a: Hlculid, b: Hlculid) -> bool {
-    a >= b
-}
+CREATE FUNCTION "hlculid_lt"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_lt_wrapper';
+CREATE OPERATOR < (
+    PROCEDURE = "hlculid_lt", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel
+);
 
-#[pg_extern(immutable, parallel_safe, strict)]
-fn hlculid_cmp(a: Hlculid, b: Hlculid) -> i32 {
-    a.cmp(&b) as i32
-}
+CREATE FUNCTION "hlculid_le"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_le_wrapper';
+CREATE OPERATOR <= (
+    PROCEDURE = "hlculid_le", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel
+);
+
+CREATE FUNCTION "hlculid_gt"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_gt_wrapper';
+CREATE OPERATOR > (
+    PROCEDURE = "hlculid_gt", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel
+);
+
+CREATE FUNCTION "hlculid_ge"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_ge_wrapper';
+CREATE OPERATOR >= (
+    PROCEDURE = "hlculid_ge", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel
+);
+
+CREATE FUNCTION "hlculid_cmp"("a" hlculid, "b" hlculid) RETURNS INT
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_cmp_wrapper';
+"#,
+    name = "hlculid_compare",
+    requires = ["hlculid_type"],
+);
 
 #[pg_extern(immutable, parallel_safe, strict)]
 fn hlculid_smaller(a: Hlculid, b: Hlculid) -> Hlculid {
@@ -264,13 +308,7 @@ CREATE AGGREGATE max(hlculid) (
     name = "hlculid_opclasses",
     requires = [
         "hlculid_type",
-        hlculid_eq,
-        hlculid_ne,
-        hlculid_lt,
-        hlculid_le,
-        hlculid_gt,
-        hlculid_ge,
-        hlculid_cmp,
+        "hlculid_compare",
         hlculid_sortsupport,
         hlculid_hash,
         hlculid_hash_extended,

@@ -4,12 +4,13 @@
 //! becomes a PostgreSQL error.
 //!
 //! The background writer keeps the mark a window ahead; a backend that reaches it (writer down,
-//! a burst past the window, an observe further ahead) extends it itself under `PERSIST_LOCK`.
+//! a burst past the window, an observe further ahead) extends it itself, writes serialised by
+//! `shmem::MARK_WRITING`, whose waiters a cancel interrupts.
 
 use crate::errors::{Condition, UserError};
-use crate::shmem::{self, MarkDamage, PERSIST_LOCK};
+use crate::shmem::{self, MarkDamage, MARK_WRITING};
 use crate::{horizon, settings};
-use hlculid_core::clock::{ClockError, Tick, FULL_COUNTER};
+use hlculid_core::clock::{ClockError, Tick, FULL_COUNTER, MAX_BATCH};
 use hlculid_core::durable::{DurableClock, MarkStore, Refusal};
 use hlculid_core::{persist, Id};
 use pgrx::prelude::*;
@@ -37,7 +38,8 @@ impl MarkStore for ServerMark {
     type Error = MarkError;
 
     fn serialised<R>(&self, f: impl FnOnce() -> R) -> R {
-        let _writing = PERSIST_LOCK.exclusive();
+        // waits interruptibly (not an LWLock): see shmem::MarkWriting
+        let _writing = MARK_WRITING.get().lock();
         f()
     }
 
@@ -98,6 +100,30 @@ pub fn take_batch(n: u64, counter_values: u64) -> Tick {
     let clock = durable();
     horizon::hold();
     finish(clock.take_batch(n, counter_values, now_ms, pace))
+}
+
+/// The batch of `n` values a SQL function (`function`, for the message) asked for: the clock
+/// itself enforces the one batch limit ([`MAX_BATCH`]) and refuses anything outside it with
+/// nothing taken, raised here as 22023 naming the function and the count.
+pub fn take_batch_for(function: &str, n: i32, counter_values: u64) -> Tick {
+    let clock = durable();
+    horizon::hold();
+    // a negative count is refused as the empty batch is
+    match clock.take_batch(u64::try_from(n).unwrap_or(0), counter_values, now_ms, pace) {
+        Err(Refusal::BadBatch) => UserError::new(
+            Condition::InvalidParameter,
+            format!("{function} cannot make {n} ids"),
+        )
+        .detail(batch_detail())
+        .hint("Call it again for more ids: every batch sorts after the one before.")
+        .raise(),
+        r => finish(r),
+    }
+}
+
+/// What a batch holds.
+fn batch_detail() -> String {
+    format!("A batch holds 1 to {MAX_BATCH} ids.")
 }
 
 /// One value that is never made into an id (so no transaction holds the horizon for it): moves
@@ -193,8 +219,9 @@ pub fn raise(r: Refusal<MarkError>, remote: Option<Id>) -> ! {
         }
         Refusal::BadBatch => UserError::new(
             Condition::InvalidParameter,
-            "a batch holds 1 to 65536 hlculids",
+            "a batch of hlculids outside the batch limit",
         )
+        .detail(batch_detail())
         .raise(),
     }
 }

@@ -13,10 +13,11 @@ use crate::settings;
 use hlculid_core::clock::SharedClock;
 use hlculid_core::persist;
 use pgrx::prelude::*;
-use pgrx::{pg_shmem_init, PGRXSharedMemory, PgAtomic, PgLwLock};
+use pgrx::{pg_shmem_init, PGRXSharedMemory, PgAtomic};
+use std::cell::UnsafeCell;
 use std::ffi::CStr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
 
 #[repr(C)]
 pub struct ClockShmem {
@@ -29,9 +30,84 @@ unsafe impl PGRXSharedMemory for ClockShmem {}
 
 // SAFETY: the name is unique to this extension's shared memory.
 static CLOCK: PgAtomic<ClockShmem> = unsafe { PgAtomic::new(c"hlculid_clock") };
-/// Serialises writes of the mark file (the value itself is unused).
-// SAFETY: the name is unique to this extension's LWLock tranche.
-pub static PERSIST_LOCK: PgLwLock<bool> = unsafe { PgLwLock::new(c"hlculid_persist") };
+/// Serialises writes of the mark file: see [`MarkWriting`].
+// SAFETY: the name is unique to this extension's shared memory.
+pub static MARK_WRITING: PgAtomic<MarkWriting> = unsafe { PgAtomic::new(c"hlculid_mark_writing") };
+
+/// Who is writing the mark file, and where the others wait for it.
+///
+/// Not an LWLock: a process waiting for an LWLock holds interrupts off, so while the writer's
+/// fsync stalls (a slow or hung disk) every backend queued behind it would ignore query cancel,
+/// statement_timeout and pg_terminate_backend. Here a waiter sleeps on a condition variable,
+/// which checks for interrupts each time it wakes: a cancelled waiter leaves at once, having
+/// taken nothing (the clock takes values only after a mark covering them is durable, so the
+/// durable mark is exactly as safe as before). The writer itself is in its write or fsync and
+/// cannot be interrupted either way.
+///
+/// The holder never raises or waits while it holds the flag (the write is plain file I/O that
+/// returns its error), and releases it on unwind too ([`MarkWriteGuard`]); a process that dies
+/// holding it (killed) makes the postmaster reinitialise shared memory, clearing it.
+#[repr(C)]
+pub struct MarkWriting {
+    /// The pid of the process writing the mark, or 0.
+    holder: AtomicI32,
+    /// Broadcast when the holder lets go.
+    cv: UnsafeCell<pg_sys::ConditionVariable>,
+}
+// SAFETY: an atomic and a ConditionVariable, which PostgreSQL keeps in shared memory (a
+// spinlock and proc numbers, no pointers); the cell is only handed to PostgreSQL's functions.
+unsafe impl PGRXSharedMemory for MarkWriting {}
+
+impl MarkWriting {
+    fn new() -> Self {
+        let mut cv = std::mem::MaybeUninit::<pg_sys::ConditionVariable>::zeroed();
+        // SAFETY: initialises the local in place (a spinlock and an empty wait list); it is
+        // moved into shared memory before any process can use it.
+        unsafe { pg_sys::ConditionVariableInit(cv.as_mut_ptr()) };
+        MarkWriting {
+            holder: AtomicI32::new(0),
+            // SAFETY: initialised just above.
+            cv: UnsafeCell::new(unsafe { cv.assume_init() }),
+        }
+    }
+
+    /// Waits, interruptibly, until this process holds the flag.
+    pub fn lock(&'static self) -> MarkWriteGuard {
+        // SAFETY: MyProcPid is set at process start.
+        let me = unsafe { pg_sys::MyProcPid };
+        let mut slept = false;
+        while self
+            .holder
+            .compare_exchange(0, me, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            slept = true;
+            // SAFETY: the condition variable is in shared memory; the first call only prepares
+            // to sleep (the loop tests again before sleeping: no wakeup is lost); a later one
+            // waits on the latch and then runs CHECK_FOR_INTERRUPTS, which raises a cancel.
+            // The timeout rechecks the flag once a second regardless.
+            unsafe {
+                pg_sys::ConditionVariableTimedSleep(self.cv.get(), 1000, pg_sys::PG_WAIT_EXTENSION);
+            }
+        }
+        if slept {
+            // SAFETY: leaves the wait list this process joined above.
+            unsafe { pg_sys::ConditionVariableCancelSleep() };
+        }
+        MarkWriteGuard(self)
+    }
+}
+
+/// Holding the mark-writing flag; dropping it lets the next writer in.
+pub struct MarkWriteGuard(&'static MarkWriting);
+
+impl Drop for MarkWriteGuard {
+    fn drop(&mut self) {
+        self.0.holder.store(0, Ordering::Release);
+        // SAFETY: the condition variable is in shared memory; broadcasting never raises.
+        unsafe { pg_sys::ConditionVariableBroadcast(self.0.cv.get()) };
+    }
+}
 /// Set in the postmaster while preloading; forked backends inherit it.
 static PRELOADED: AtomicBool = AtomicBool::new(false);
 
@@ -41,7 +117,7 @@ static PRELOADED: AtomicBool = AtomicBool::new(false);
 #[allow(unexpected_cfgs)]
 pub fn init() {
     pg_shmem_init!(CLOCK = load_clock());
-    pg_shmem_init!(PERSIST_LOCK = false);
+    pg_shmem_init!(MARK_WRITING = MarkWriting::new());
     PRELOADED.store(true, Ordering::Relaxed);
 }
 

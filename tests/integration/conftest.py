@@ -2,6 +2,7 @@
 
 import shutil
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,31 @@ def pytest_configure(config):
 
 def pytest_collection_modifyitems(config, items):
     deselect_for_tier(config, items)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    """A worker thread's uncaught exception fails its test (pytest itself would only warn): the
+    exceptions of every thread are collected while the test runs and the first is raised here,
+    in the main thread, once the test body returns."""
+    raised = []
+    previous = threading.excepthook
+
+    def collect(args):
+        raised.append(args)
+        previous(args)
+
+    threading.excepthook = collect
+    try:
+        result = yield
+    finally:
+        threading.excepthook = previous
+    if raised:
+        first = raised[0]
+        name = first.thread.name if first.thread else "?"
+        raise AssertionError(f"{len(raised)} worker thread(s) raised; the first, in {name}: "
+                             f"{first.exc_type.__name__}: {first.exc_value}") from first.exc_value
+    return result
 
 
 @pytest.fixture

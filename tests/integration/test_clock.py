@@ -218,7 +218,7 @@ def test_frozen_clock_issues_more_than_65536_ids_in_one_millisecond(make_cluster
 def _max_issued_until_killed(c, seconds=1.5):
     """Generates ids in a tight loop from two sessions until the whole server is killed -9;
     returns the largest id any session received."""
-    seen, stop = [], threading.Event()
+    seen, stop, killing = [], threading.Event(), threading.Event()
 
     def loop():
         try:
@@ -226,13 +226,15 @@ def _max_issued_until_killed(c, seconds=1.5):
                 while not stop.is_set():
                     seen.append(conn.execute(
                         "SELECT max(hlculid_generate())::text FROM generate_series(1, 500)").fetchone()[0])
-        except psycopg.Error:
-            pass
+        except psycopg.OperationalError:
+            if not killing.is_set():  # only the kill may end a session; anything else fails the test
+                raise
 
     threads = [threading.Thread(target=loop) for _ in range(2)]
     for t in threads:
         t.start()
     time.sleep(seconds)
+    killing.set()
     c.kill9_all()
     stop.set()
     for t in threads:

@@ -4,8 +4,10 @@ could sort before an earlier one, the error is the documented one, the server st
 generation resumes by itself once the fault is gone."""
 
 import errno
+import os
 import pwd
 import subprocess
+import threading
 import time
 
 import psycopg
@@ -147,3 +149,59 @@ def test_a_system_clock_outside_the_id_range_issues_nothing_and_moves_nothing(ma
     # the clock was left where it was: the new id carries today's time, not the bad reading's
     assert c.one("SELECT abs(extract(epoch FROM hlculid_ts(%s::hlculid) - now())) < 60", (after,))
     assert "went backwards" not in c.log()
+
+
+def test_a_session_waiting_behind_a_stalled_mark_write_can_be_cancelled(make_cluster):
+    """The mark writer stalls inside its write (the temporary file is a FIFO nobody reads, so
+    opening it blocks, as a hung disk would block an fsync). A session that then needs a new
+    mark waits for the writer; a cancel (statement_timeout) ends that wait at once, and once the
+    write completes, generation resumes above every id returned before."""
+    c = make_cluster("stalledmark").start()
+    c.sql("CREATE EXTENSION hlculid")
+    before = generate(c)
+    fifo = c.data / (MARK + ".tmp")
+    os.mkfifo(fifo, 0o600)
+    pw = pwd.getpwnam("postgres")
+    os.chown(fifo, pw.pw_uid, pw.pw_gid)
+    # the writer refreshes the mark when less than half a window (500 ms) is left: within about a
+    # second it is blocked opening the FIFO, holding the right to write the mark
+    time.sleep(1.5)
+    released = threading.Event()
+
+    def release():
+        """Lets the stalled write finish (a reader opens the FIFO; the write then fails at fsync
+        and is retried on a regular file)."""
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+        os.unlink(fifo)
+        released.set()
+        time.sleep(0.5)
+        os.close(fd)
+
+    # a watchdog, so that a wait that cannot be cancelled fails the test instead of hanging it
+    watchdog = threading.Timer(30, release)
+    watchdog.start()
+    try:
+        with c.connect() as conn:
+            conn.execute("SET statement_timeout = '1s'")
+            t0 = time.monotonic()
+            with pytest.raises(psycopg.errors.QueryCanceled):
+                while time.monotonic() - t0 < 20:  # the reservation runs out within 1.5 s
+                    conn.execute("SELECT hlculid_generate_n(1000)")
+            waited = time.monotonic() - t0
+        assert not released.is_set(), "the wait ended only when the stalled write was released"
+        assert waited < 10, waited
+        # the write is still stalled, and the server answers
+        assert fifo.exists() and c.one("SELECT 1") == 1
+    finally:
+        watchdog.cancel()
+        if not released.is_set():
+            release()
+    deadline = time.time() + 15
+    while True:
+        try:
+            after = generate(c)
+            break
+        except psycopg.errors.IoError:  # the failed fsync of the FIFO, until a regular file is written
+            assert time.time() < deadline, "generation did not resume"
+            time.sleep(0.1)
+    assert after > before

@@ -20,12 +20,25 @@ SELECT count(*) AS n, count(DISTINCT x) AS distinct_ids, max(hlculid_bigint_coun
 FROM unnest(hlculid_generate_bigint_n(5000)) x;
 SELECT a = (SELECT array_agg(x ORDER BY x) FROM unnest(a) x) AS sorted
 FROM (SELECT hlculid_generate_bigint_n(3000) a) s;
+-- the one batch limit, enforced by the clock itself (its BadBatch refusal, 22023), for both
+-- widths: refused with nothing taken; the largest batch is made
+SELECT logical_time AS lt, counter AS lc FROM hlculid_clock() \gset
 SELECT err('SELECT hlculid_generate_bigint_n(0)');
 SELECT err('SELECT hlculid_generate_bigint_n(65537)');
+SELECT err('SELECT hlculid_generate_bigint_n(-1)');
+SELECT (logical_time, counter) = (:'lt'::timestamptz, :lc) AS nothing_taken FROM hlculid_clock();
+SELECT cardinality(hlculid_generate_bigint_n(65536)) AS largest_bigint_batch, cardinality(hlculid_generate_n(65536)) AS largest_batch;
 -- fields of a known id: 2022-03-25 17:25:13.466, counter 5, publisher 10
 SELECT (x'017FC21C5E7A'::int8 << 21) | (5 << 10) | 10 AS known \gset
 SELECT :known AS known, hlculid_bigint_ts(:known), hlculid_bigint_counter(:known), hlculid_bigint_publisher(:known);
 SELECT (hlculid_bigint_decode(:known)).*;
+SELECT * FROM hlculid_bigint_decode(:known);
+SELECT hlculid_bigint_decode(NULL), * FROM hlculid_bigint_decode(NULL);
+SELECT err('SELECT hlculid_bigint_decode(-1)');
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE d = (hlculid_bigint_ts(x), hlculid_bigint_counter(x), hlculid_bigint_publisher(x))) AS same_as_extractors
+FROM (SELECT (i::bigint * 2305843009213693) % 9223372036854775807 x FROM generate_series(0, 2999) i) s,
+     LATERAL hlculid_bigint_decode(x) d;
 SELECT hlculid_from_bigint(:known), hlculid_to_bigint(hlculid_from_bigint(:known)) = :known AS round_trip;
 -- bounds of a millisecond, for range scans; the last millisecond a bigint id holds
 SELECT hlculid_bigint_min('2022-03-25 17:25:13.466+00') <= :known AND :known <= hlculid_bigint_max('2022-03-25 17:25:13.466+00') AS within,

@@ -5,6 +5,20 @@ FROM (VALUES ('017FC21C5E7A-0001-000A-AAA333333333'::hlculid)) t(x);
 SELECT (hlculid_decode('017FC21C5E7A-0001-000A-AAA333333333')).*;
 SELECT * FROM hlculid_decode('FFFFFFFFFFFF-FFFF-FFFF-FFFFFFFFFFFF');
 SELECT * FROM hlculid_decode('000000000000-0000-0000-000000000000');
+-- decode is native (0.4.0): the same record in every calling form, NULL for NULL, and equal to
+-- the extractors on many rows of one call site (its record template is reused)
+SELECT hlculid_decode(NULL), (hlculid_decode(NULL)).ts IS NULL AS null_field;
+SELECT * FROM hlculid_decode(NULL);
+SELECT x, d.* FROM (VALUES ('017FC21C5E7A-0001-000A-AAA333333333'::hlculid), (NULL),
+    ('FFFFFFFFFFFF-FFFF-FFFF-FFFFFFFFFFFF')) t(x) LEFT JOIN LATERAL hlculid_decode(x) d ON true;
+SELECT hlculid_decode('017FC21C5E7A-0001-000A-AAA333333333'),
+       pg_typeof(hlculid_decode('017FC21C5E7A-0001-000A-AAA333333333'));
+SELECT count(*) AS rows,
+       count(*) FILTER (WHERE d = (hlculid_ts(x), hlculid_counter(x), hlculid_publisher(x), hlculid_random(x))) AS same_as_extractors,
+       count(*) FILTER (WHERE (hlculid_decode(x)).random = hlculid_random(x)) AS same_in_select_list
+FROM (SELECT hlculid_from_parts('2001-01-01+00'::timestamptz + i * interval '1 day 1.001 s', i % 65536, (i * 7) % 65536,
+        (i::bigint * 104729) % 281474976710656) x FROM generate_series(0, 2999) i) s, LATERAL hlculid_decode(x) d;
+SELECT proname, l.lanname, prosrc FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang WHERE proname IN ('hlculid_decode', 'hlculid_bigint_decode') ORDER BY 1;
 -- hlculid_ts is IMMUTABLE and the same instant whatever the session time zone
 SELECT provolatile FROM pg_proc WHERE proname = 'hlculid_ts';
 SET timezone = 'America/New_York';
