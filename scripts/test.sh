@@ -99,6 +99,8 @@ run_tests() { # run_tests MAJOR...
 
 echo "tier: $tier, PostgreSQL $majors"
 step "fmt" cargo fmt --all --check
+# the committed upgrade scripts generated from sql/src/upgrade/*.sql.in and the sql/src sources
+step "generated SQL" scripts/gen-sql.sh --check
 step "clippy core" cargo clippy -p hlculid-core --all-targets --all-features -- -D warnings
 for major in $clippy_majors; do
   step "clippy pg$major" cargo clippy --all-targets --no-default-features --features "pg$major pg_test" -- -D warnings
