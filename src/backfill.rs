@@ -6,5 +6,5 @@ use pgrx::prelude::*;
 extension_sql_file!(
     "../sql/src/backfill.sql",
     name = "hlculid_backfill",
-    requires = ["hlculid_type"],
+    requires = ["hlculid_type", generate_at::hlculid_backfill_ids],
 );

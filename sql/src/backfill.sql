@@ -4,45 +4,40 @@
 --
 -- - Order: ids follow (time, then the primary key, else tableoid and ctid), taken once in one
 --   snapshot at the start (the loop's cursor is materialised at the first commit).
--- - Uniqueness within and across runs: each id is the next value of a clock that, like the
---   server's, takes `max(last + 1, ms << 16)` and carries a full counter into the next
---   millisecond; it also steps over the values of every millisecond it enters up to the largest
---   id of this publisher already in the table (looked up per millisecond with the id index,
---   or per batch over its time span without one). Batches of one table are serialised by an
---   advisory lock, so two runs at once never read the same largest id.
+-- - Uniqueness within and across runs: the ids of a batch come from the extension's
+--   `hlculid_backfill_ids` (src/generate_at.rs, the rule in core's `clock::backfill_batch`): the
+--   clock's send rule, `max(last + 1, ms << 16)` with a full counter carrying into the next
+--   millisecond, stepping over the largest id of this publisher already in the table in every
+--   millisecond it enters (looked up per batch over its time span: with the id index, first
+--   whether the span holds any at all). Batches of one table are serialised by an advisory
+--   lock, so two runs at once never read the same largest id.
 -- - Locks: each batch is one UPDATE of its rows by (tableoid, ctid) and a COMMIT, so no lock
 --   outlives a batch, and ROW EXCLUSIVE never blocks other writers. A row changed by another
 --   session meanwhile (so at another ctid) is skipped, and a later pass takes it; rows inserted
 --   meanwhile with `DEFAULT hlculid_generate()` are not NULL, so they keep their live ids.
--- - Logical values are held biased, `(ms - 2^47) << 16 | counter`, so that every millisecond
---   up to 10889 fits a signed int8 and int8 order is id order; `# sign` gives the unsigned bits.
 -- - A procedure with a `SET` clause cannot commit, so the fixed `search_path` is set with
---   `set_config(..., true)` at the start of every transaction of the run; the extension's own
---   objects are schema-qualified (`@extschema@`) and the declared types are pg_catalog's.
+--   `set_config(..., true)` at the start of every transaction of the run, and the caller's is set
+--   back the same way as the run's last step: the caller's transaction (a DO block or procedure
+--   that called it) goes on with its own path. The extension's own objects are
+--   schema-qualified (`@extschema@`) and the declared types are pg_catalog's.
 
 CREATE OR REPLACE PROCEDURE hlculid_backfill(tbl regclass, id_column name, ts_column name,
     publisher int4, batch_size int4 DEFAULT 10000)
 LANGUAGE plpgsql
 AS $fn$
 DECLARE
-    sign pg_catalog.int8 := '-9223372036854775808';
-    bias pg_catalog.int8 := '140737488355328';  -- 2^47
+    caller_path pg_catalog.text;
     kind pg_catalog."char";
     id_type pg_catalog.oid;
     ts_type pg_catalog.oid;
     id_num pg_catalog.int2;
     valid pg_catalog.text;
-    ms_expr pg_catalog.text;
+    ts_expr pg_catalog.text;
     order_key pg_catalog.text;
-    l_expr pg_catalog.text;
-    range_fmt pg_catalog.text;
-    span_q pg_catalog.text;
+    held_q pg_catalog.text;
     busy_q pg_catalog.text;
-    probe_q pg_catalog.text;
     has_index pg_catalog.bool;
-    busy pg_catalog.bool;
-    covered pg_catalog.bool;
-    pub_bytes pg_catalog.bytea;
+    busy pg_catalog.bool := true;
     n_null pg_catalog.int8;
     n_out pg_catalog.int8;
     earliest pg_catalog.text;
@@ -51,20 +46,10 @@ DECLARE
     n pg_catalog.int4;
     rv pg_catalog.oid[];
     cv pg_catalog.tid[];
-    msv pg_catalog.int8[];
-    em pg_catalog.int8[];
-    ex pg_catalog.int8[];
-    em1 pg_catalog.int8[];
-    ex1 pg_catalog.int8[];
-    lv pg_catalog.int8[];
-    k pg_catalog.int4;
-    i pg_catalog.int4;
-    m pg_catalog.int8;
-    cm pg_catalog.int8;
-    cmax pg_catalog.int8;
-    v pg_catalog.int8;
-    last pg_catalog.int8;
-    found_rows pg_catalog.int8;
+    tsv pg_catalog.timestamptz[];
+    known_to pg_catalog.timestamptz;
+    held @extschema@.hlculid[];
+    ids @extschema@.hlculid[];
     filled pg_catalog.int8;
     pass_found pg_catalog.int8;
     pass_filled pg_catalog.int8;
@@ -72,7 +57,10 @@ DECLARE
     total pg_catalog.int8 := 0;
     passes pg_catalog.int4 := 0;
     left_null pg_catalog.int8;
+
 BEGIN
+    -- the caller's search_path, set again as the run's last step
+    caller_path := pg_catalog.current_setting('search_path');
     PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
 
     -- every argument and the table's shape, before anything is read or changed
@@ -122,7 +110,7 @@ BEGIN
 
     -- a timestamp without time zone is read as UTC, so ids keep exactly the column's order
     valid := format('extract(epoch FROM %1$I) >= 0 AND extract(epoch FROM %1$I) < 281474976710.656', ts_column);
-    ms_expr := format('floor(extract(epoch FROM %I) * 1000)::int8', ts_column);
+    ts_expr := format(CASE WHEN ts_type = 'timestamp'::regtype THEN '(t.%I AT TIME ZONE ''UTC'')' ELSE 't.%I' END, ts_column);
     -- qualified: in the pass's query a bare name would bind to its output columns (r, c, ms,
     -- more) in ORDER BY and to the table's in WINDOW, two different orders
     SELECT string_agg(format('t.%I', a.attname), ', ' ORDER BY k.i) INTO order_key
@@ -151,29 +139,21 @@ BEGIN
                   HINT = 'Give those rows a time in the range, or their ids another way, and run it again.';
     END IF;
 
-    -- what this publisher already holds, as the largest biased value of each millisecond among
-    -- those of $1 (sorted): span_q lists the milliseconds in $1[1] .. $1[cardinality($1)] that
-    -- hold any, with one scan of that span (an index range scan, or without an index a scan of
-    -- the table); with an index, a batch first asks busy_q whether the span holds any at all
-    -- (stopping at the first), and only then probe_q, one index probe per millisecond of $1
-    pub_bytes := substring(int4send(publisher) FROM 3);
-    l_expr := format('(''x'' || encode(substring(t.%I::bytea FROM 1 FOR 8), ''hex''))::bit(64)::int8 # $2', id_column);
-    range_fmt := 't.%1$I OPERATOR(@extschema@.>=) (int8send(((%2$s - $3) * 65536) # $2) || decode(''0000000000000000'', ''hex''))::@extschema@.hlculid
-         AND t.%1$I OPERATOR(@extschema@.<=) (int8send(((%3$s - $3) * 65536 + 65535) # $2) || decode(''ffffffffffffffff'', ''hex''))::@extschema@.hlculid
-         AND @extschema@.hlculid_publisher(t.%1$I) = $4';
-    span_q := format(
-        'SELECT coalesce(array_agg(g.ms ORDER BY g.ms), ''{}''), coalesce(array_agg(g.mx ORDER BY g.ms), ''{}'')
-         FROM (SELECT (s.l >> 16) + $3 AS ms, max(s.l) AS mx
-               FROM (SELECT %1$s AS l FROM %2$s t WHERE %3$s) s GROUP BY 1) g',
-        l_expr, tbl, format(range_fmt, id_column, '($1)[1]', '($1)[cardinality($1)]'));
-    busy_q := format('SELECT EXISTS (SELECT FROM %1$s t WHERE %2$s)',
-        tbl, format(range_fmt, id_column, '($1)[1]', '($1)[cardinality($1)]'));
-    probe_q := format(
-        'SELECT array_agg(d.ms ORDER BY d.ms), array_agg(x.mx ORDER BY d.ms)
-         FROM (SELECT DISTINCT u.ms FROM unnest($1) u(ms)) d
-         LEFT JOIN LATERAL (SELECT %1$s AS mx FROM %2$s t WHERE %3$s
-                            ORDER BY t.%4$I DESC LIMIT 1) x ON true',
-        l_expr, tbl, format(range_fmt, id_column, 'd.ms', 'd.ms'), id_column);
+    -- the ids this publisher already holds in the milliseconds $1 .. $2 (the largest of each);
+    -- with an index on the ids, a batch first asks busy_q whether that span holds any at all
+    -- (stopping at the first, an index range scan), and only then held_q
+    held_q := format(
+        'SELECT coalesce(array_agg(g.mx), ''{}'') FROM (
+             SELECT @extschema@.max(t.%1$I) AS mx FROM %2$s t
+             WHERE t.%1$I OPERATOR(@extschema@.>=) @extschema@.hlculid_min($1)
+               AND t.%1$I OPERATOR(@extschema@.<=) @extschema@.hlculid_max($2)
+               AND @extschema@.hlculid_publisher(t.%1$I) = $3
+             GROUP BY @extschema@.hlculid_ts(t.%1$I)) g', id_column, tbl);
+    busy_q := format(
+        'SELECT EXISTS (SELECT FROM %2$s t
+             WHERE t.%1$I OPERATOR(@extschema@.>=) @extschema@.hlculid_min($1)
+               AND t.%1$I OPERATOR(@extschema@.<=) @extschema@.hlculid_max($2)
+               AND @extschema@.hlculid_publisher(t.%1$I) = $3)', id_column, tbl);
     has_index := EXISTS (
         SELECT FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_am am ON am.oid = i.relam
         WHERE x.indrelid = tbl AND x.indkey[0] = id_num AND am.amname = 'btree'
@@ -182,6 +162,7 @@ BEGIN
     -- outside a transaction block this ends the checks' transaction; inside one it fails
     -- (2D000) before anything has changed
     COMMIT;
+    caller_path := pg_catalog.current_setting('search_path');
     PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
 
     -- passes (at most 3) until one fills every row it found: a row another session changed
@@ -194,88 +175,50 @@ BEGIN
         -- the rows in order, `more` false on the last; the cursor is kept (materialised) at
         -- the first COMMIT, so the order is the one of this pass's snapshot
         FOR b IN EXECUTE format(
-            'SELECT t.tableoid AS r, t.ctid AS c, %1$s AS ms, lead(true, 1, false) OVER w AS more
+            'SELECT t.tableoid AS r, t.ctid AS c, %1$s AS ts, lead(true, 1, false) OVER w AS more
              FROM %2$s t WHERE t.%3$I IS NULL AND %4$s
-             WINDOW w AS (ORDER BY %5$s) ORDER BY %5$s', ms_expr, tbl, id_column, valid, order_key)
+             WINDOW w AS (ORDER BY %5$s) ORDER BY %5$s', ts_expr, tbl, id_column, valid, order_key)
         LOOP
             n := n + 1;
             rv[n] := b.r;
             cv[n] := b.c;
-            msv[n] := b.ms;
+            tsv[n] := b.ts;
             CONTINUE WHEN n < batch_size AND b.more;
 
             PERFORM pg_advisory_xact_lock(hashtext('hlculid_backfill'), tbl::oid::int4);
-            IF NOT has_index THEN
-                EXECUTE span_q INTO em, ex USING msv, sign, bias, publisher;
-                covered := true;
-            ELSE
-                EXECUTE busy_q INTO busy USING msv, sign, bias, publisher;
-                IF busy THEN
-                    EXECUTE probe_q INTO em, ex USING msv, sign, bias, publisher;
+            -- the ids, from the extension's clock rule (hlculid_backfill_ids), above the ones
+            -- this publisher holds in each millisecond they land in: known for the batch's span
+            -- first, and again up to where the ids end whenever a full counter carried them
+            -- past it, until they end within what is known
+            known_to := tsv[n];
+            LOOP
+                IF has_index THEN
+                    EXECUTE busy_q INTO STRICT busy USING tsv[1], known_to, publisher;
+                END IF;
+                IF has_index AND NOT busy THEN
+                    held := '{}';
                 ELSE
-                    em := '{}';
-                    ex := '{}';
+                    EXECUTE held_q INTO STRICT held USING tsv[1], known_to, publisher;
                 END IF;
-                covered := NOT busy;
-            END IF;
-            -- the clock: max(last + 1, ms << 16), then past the largest existing value of the
-            -- millisecond it lands in (a later one when the counter carried)
-            lv := '{}';
-            last := NULL;
-            k := 1;
-            cm := NULL;
-            FOR i IN 1 .. cardinality(msv) LOOP
-                v := (msv[i] - bias) * 65536;
-                IF v <= last THEN
-                    IF last = 9223372036854775807 THEN
-                        RAISE EXCEPTION 'hlculid_backfill ran out of ids at the end of hlculid''s time range'
-                            USING ERRCODE = 'datetime_field_overflow',
-                                  DETAIL = 'The counter of the last millisecond, 10889-08-02 05:31:50.655+00, is full.';
-                    END IF;
-                    v := last + 1;
-                END IF;
-                LOOP
-                    m := (v >> 16) + bias;
-                    IF m IS DISTINCT FROM cm THEN
-                        cm := m;
-                        WHILE k <= cardinality(em) AND em[k] < m LOOP
-                            k := k + 1;
-                        END LOOP;
-                        IF k <= cardinality(em) AND em[k] = m THEN
-                            cmax := ex[k];
-                        ELSIF covered AND m <= msv[cardinality(msv)] THEN
-                            cmax := NULL;
-                        ELSE
-                            -- a millisecond the counter carried into, none of the batch's own
-                            EXECUTE span_q INTO em1, ex1 USING ARRAY[m], sign, bias, publisher;
-                            cmax := ex1[1];
-                        END IF;
-                    END IF;
-                    EXIT WHEN cmax IS NULL OR v > cmax;
-                    IF cmax = 9223372036854775807 THEN
-                        RAISE EXCEPTION 'hlculid_backfill ran out of ids at the end of hlculid''s time range'
-                            USING ERRCODE = 'datetime_field_overflow',
-                                  DETAIL = 'The counter of the last millisecond, 10889-08-02 05:31:50.655+00, is full.';
-                    END IF;
-                    v := cmax + 1;
-                END LOOP;
-                lv[i] := v;
-                last := v;
+                ids := ARRAY(SELECT u.id FROM @extschema@.hlculid_backfill_ids(tsv, publisher, held) WITH ORDINALITY u(id, i) ORDER BY u.i);
+                EXIT WHEN ids[n] OPERATOR(@extschema@.<=) @extschema@.hlculid_max(known_to);
+                known_to := @extschema@.hlculid_ts(ids[n]);
             END LOOP;
             EXECUTE format(
-                'UPDATE %1$s t SET %2$I = (int8send(u.l # $4) || $5 || substring(uuid_send(gen_random_uuid()) FROM 11 FOR 6))::@extschema@.hlculid
-                 FROM (SELECT * FROM unnest($1, $2, $3) u(r, c, l) ORDER BY 1, 2) u
+                'UPDATE %1$s t SET %2$I = u.id
+                 FROM (SELECT * FROM unnest($1, $2, $3) u(r, c, id) ORDER BY 1, 2) u
                  WHERE t.tableoid = u.r AND t.ctid = u.c AND t.%2$I IS NULL', tbl, id_column)
-                USING rv, cv, lv, sign, pub_bytes;
+                USING rv, cv, ids;
             GET DIAGNOSTICS filled = ROW_COUNT;
-            pass_found := pass_found + cardinality(msv);
+            pass_found := pass_found + n;
             pass_filled := pass_filled + filled;
             batches := batches + 1;
             n := 0;
             rv := '{}';
             cv := '{}';
-            msv := '{}';
+            tsv := '{}';
             COMMIT;
+            caller_path := pg_catalog.current_setting('search_path');
             PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
         END LOOP;
         total := total + pass_filled;
@@ -289,5 +232,7 @@ BEGIN
                 USING HINT = 'Run hlculid_backfill again when they are left alone.';
         END IF;
     END IF;
+    -- the pinned path ends with the run: the caller's transaction goes on with its own
+    PERFORM pg_catalog.set_config('search_path', caller_path, true);
 END
 $fn$;
