@@ -69,7 +69,6 @@ CREATE  FUNCTION "hlculid_backfill_ids"(
 STRICT VOLATILE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_backfill_ids_wrapper';
-COMMENT ON FUNCTION hlculid_backfill_ids(timestamptz[], integer, hlculid[]) IS 'the ids of one batch of a backfill: for times in ascending order, increasing, each in its time''s millisecond (unless a full counter carried), of the given publisher, above the given ids of that publisher in each millisecond';
 
 -- `hlculid_backfill`: fills the NULL ids of an existing table from a time column, in batches,
 -- each committed on its own, with a publisher id of the caller's (one reserved for backfills,
@@ -309,6 +308,8 @@ BEGIN
     PERFORM pg_catalog.set_config('search_path', caller_path, true);
 END
 $fn$;
+
+COMMENT ON FUNCTION hlculid_backfill_ids(timestamptz[], integer, hlculid[]) IS 'the ids of one batch of a backfill: for times in ascending order, increasing, each in its time''s millisecond (unless a full counter carried), of the given publisher, above the given ids of that publisher in each millisecond';
 
 -- Time partitions of a table keyed on an hlculid: `PARTITION BY RANGE (id)` with the bounds of
 -- periods, created ahead and retired behind. Plain PL/pgSQL with a fixed `search_path`, so a

@@ -33,7 +33,6 @@ COMMENT ON OPERATOR <@ (hlculid, tstzrange) IS 'the id''s time lies in the range
 COMMENT ON FUNCTION hlculid_generate_tx() IS 'next id of the current transaction''s group: one clock value per transaction and an offset counting from 1, so a transaction''s ids sort together, in the order they were made';
 COMMENT ON FUNCTION hlculid_tx(hlculid) IS 'the transaction''s own id of an id made by hlculid_generate_tx: the same id with offset (low 32 bits) 0';
 COMMENT ON FUNCTION hlculid_tx_offset(hlculid) IS 'offset of an id made by hlculid_generate_tx in its transaction (its low 32 bits): 1 for the first id';
-COMMENT ON FUNCTION hlculid_backfill_ids(timestamptz[], integer, hlculid[]) IS 'the ids of one batch of a backfill: for times in ascending order, increasing, each in its time''s millisecond (unless a full counter carried), of the given publisher, above the given ids of that publisher in each millisecond';
 COMMENT ON PROCEDURE hlculid_backfill(regclass, name, name, integer, integer) IS 'fills the NULL ids of a table from a time column, in time order, one committed batch at a time, with a publisher id reserved for backfills';
 COMMENT ON FUNCTION hlculid_ts(hlculid) IS 'time embedded in the id, to the millisecond';
 COMMENT ON FUNCTION hlculid_counter(hlculid) IS 'logical counter field of the id (0-65535)';

@@ -236,3 +236,5 @@ BEGIN
     PERFORM pg_catalog.set_config('search_path', caller_path, true);
 END
 $fn$;
+
+COMMENT ON FUNCTION hlculid_backfill_ids(timestamptz[], integer, hlculid[]) IS 'the ids of one batch of a backfill: for times in ascending order, increasing, each in its time''s millisecond (unless a full counter carried), of the given publisher, above the given ids of that publisher in each millisecond';
