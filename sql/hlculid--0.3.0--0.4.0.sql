@@ -9,6 +9,9 @@
 -- == skip support ==
 -- As in every script since 0.2.0: a database moved to PostgreSQL 18 with pg_upgrade gains btree
 -- support function 6 here, so the update ends in the catalog of a fresh install on 18.
+-- The one step of the install script that depends on the major: on PostgreSQL 18, btree's skip
+-- support (function 6) in hlculid_ops. Idempotent: every upgrade script repeats it (its template
+-- includes this file), so an update after pg_upgrade to 18 completes the catalog.
 DO $$
 BEGIN
   IF current_setting('server_version_num')::int >= 180000 AND NOT EXISTS (
