@@ -11,7 +11,8 @@
 #   --built: reads the SQL that scripts/package.sh generated when it built each major
 #            ($RUN_ROOT/schema-MAJOR.sql; the test tiers build first), instead of building again;
 #   --bless: rewrites the committed script from the SQL generated for one major, for unreleased
-#            work: the last of HLCULID_TEST_PG, default 18
+#            work: the last of HLCULID_TEST_PG, default 18; then regenerates the upgrade scripts
+#            (scripts/gen-sql.sh), which take Rust functions' declarations from it
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 cd "$REPO"
@@ -57,5 +58,7 @@ if [ "${1:-}" = --bless ]; then
   # Source locations change with every edit; they are not part of the script.
   grep -vE '^-- (src/|hlculid::)' "$newest" >"$committed"
   echo "schema-check: wrote $committed"
+  # the upgrade scripts take the declarations of Rust functions from it (--@function)
+  scripts/gen-sql.sh
 fi
 exit $status

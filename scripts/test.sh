@@ -114,6 +114,8 @@ step "release --check" scripts/release.sh --check
 step "release script (scratch clone)" scripts/release-test.sh
 step "PGXN META.json and make dist" scripts/dist.sh --out "$RUN_ROOT/dist"
 step "fmt" cargo fmt --all --check
+# the committed upgrade scripts generated from sql/src/upgrade/*.sql.in and the sql/src sources
+step "generated SQL" scripts/gen-sql.sh --check
 step "clippy core" cargo clippy -p hlculid-core --all-targets --all-features -- -D warnings
 for major in $clippy_majors; do
   step "clippy pg$major" cargo clippy --all-targets --no-default-features --features "pg$major pg_test" -- -D warnings

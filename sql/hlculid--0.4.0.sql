@@ -13,24 +13,10 @@ CREATE TYPE hlculid; -- shell, completed below once its I/O functions exist
 
 /* <begin connected objects> */
 
-CREATE FUNCTION hlculid_bigint_decode(id bigint,
-    OUT ts timestamptz, OUT counter int4, OUT publisher int4)
-RETURNS record
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_shell
-
-
-CREATE FUNCTION hlculid_recv("internal" internal) RETURNS hlculid
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_recv_wrapper';
-CREATE FUNCTION hlculid_send(v hlculid) RETURNS bytea
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_send_wrapper';
+CREATE  FUNCTION "hlculid_generate_bigint"() RETURNS bigint /* i64 */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -44,11 +30,16 @@ CREATE FUNCTION hlculid_out(v hlculid) RETURNS cstring
 /* </end connected objects> */
 
 /* <begin connected objects> */
+-- requires:
+--   hlculid_shell
 
-CREATE  FUNCTION "hlculid_generate_bigint"() RETURNS bigint /* i64 */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_wrapper';
+
+CREATE FUNCTION hlculid_recv("internal" internal) RETURNS hlculid
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_recv_wrapper';
+CREATE FUNCTION hlculid_send(v hlculid) RETURNS bytea
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_send_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -94,6 +85,20 @@ CREATE  FUNCTION "hlculid_bigint_ts"(
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_bigint_ts_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_bigint_ts
+--   hlculid_bigint_counter
+--   hlculid_bigint_publisher
+
+
+CREATE FUNCTION hlculid_bigint_decode(id bigint,
+    OUT ts timestamptz, OUT counter int4, OUT publisher int4)
+RETURNS record
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN (hlculid_bigint_ts(id), hlculid_bigint_counter(id), hlculid_bigint_publisher(id));
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -195,277 +200,9 @@ CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
 --   hlculid_type
 
 
-CREATE PROCEDURE hlculid_backfill(tbl regclass, id_column name, ts_column name,
-    publisher int4, batch_size int4 DEFAULT 10000)
-LANGUAGE plpgsql
-AS $fn$
-DECLARE
-    sign pg_catalog.int8 := '-9223372036854775808';
-    bias pg_catalog.int8 := '140737488355328';  -- 2^47
-    kind pg_catalog."char";
-    id_type pg_catalog.oid;
-    ts_type pg_catalog.oid;
-    id_num pg_catalog.int2;
-    valid pg_catalog.text;
-    ms_expr pg_catalog.text;
-    order_key pg_catalog.text;
-    l_expr pg_catalog.text;
-    range_fmt pg_catalog.text;
-    span_q pg_catalog.text;
-    busy_q pg_catalog.text;
-    probe_q pg_catalog.text;
-    has_index pg_catalog.bool;
-    busy pg_catalog.bool;
-    covered pg_catalog.bool;
-    pub_bytes pg_catalog.bytea;
-    n_null pg_catalog.int8;
-    n_out pg_catalog.int8;
-    earliest pg_catalog.text;
-    latest pg_catalog.text;
-    b record;
-    n pg_catalog.int4;
-    rv pg_catalog.oid[];
-    cv pg_catalog.tid[];
-    msv pg_catalog.int8[];
-    em pg_catalog.int8[];
-    ex pg_catalog.int8[];
-    em1 pg_catalog.int8[];
-    ex1 pg_catalog.int8[];
-    lv pg_catalog.int8[];
-    k pg_catalog.int4;
-    i pg_catalog.int4;
-    m pg_catalog.int8;
-    cm pg_catalog.int8;
-    cmax pg_catalog.int8;
-    v pg_catalog.int8;
-    last pg_catalog.int8;
-    found_rows pg_catalog.int8;
-    filled pg_catalog.int8;
-    pass_found pg_catalog.int8;
-    pass_filled pg_catalog.int8;
-    batches pg_catalog.int8 := 0;
-    total pg_catalog.int8 := 0;
-    passes pg_catalog.int4 := 0;
-    left_null pg_catalog.int8;
-BEGIN
-    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
-
-    -- every argument and the table's shape, before anything is read or changed
-    IF tbl IS NULL OR id_column IS NULL OR ts_column IS NULL OR publisher IS NULL OR batch_size IS NULL THEN
-        RAISE EXCEPTION 'argument "%" of hlculid_backfill must not be null',
-            CASE WHEN tbl IS NULL THEN 'tbl' WHEN id_column IS NULL THEN 'id_column'
-                 WHEN ts_column IS NULL THEN 'ts_column' WHEN publisher IS NULL THEN 'publisher'
-                 ELSE 'batch_size' END
-            USING ERRCODE = 'null_value_not_allowed';
-    END IF;
-    SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = tbl;
-    IF kind IS NULL OR kind NOT IN ('r', 'p') THEN
-        RAISE EXCEPTION '"%" is not a table', tbl::text
-            USING ERRCODE = 'wrong_object_type';
-    END IF;
-    SELECT a.atttypid, a.attnum INTO id_type, id_num FROM pg_attribute a
-    WHERE a.attrelid = tbl AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'column "%" of relation "%" does not exist', id_column, tbl::text
-            USING ERRCODE = 'undefined_column';
-    END IF;
-    IF id_type <> '@extschema@.hlculid'::regtype THEN
-        RAISE EXCEPTION 'column "%" of table "%" is of type %, not hlculid', id_column, tbl::text, format_type(id_type, NULL)
-            USING ERRCODE = 'datatype_mismatch';
-    END IF;
-    SELECT a.atttypid INTO ts_type FROM pg_attribute a
-    WHERE a.attrelid = tbl AND a.attname = ts_column AND a.attnum > 0 AND NOT a.attisdropped;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'column "%" of relation "%" does not exist', ts_column, tbl::text
-            USING ERRCODE = 'undefined_column';
-    END IF;
-    IF ts_type NOT IN ('timestamptz'::regtype, 'timestamp'::regtype) THEN
-        RAISE EXCEPTION 'column "%" of table "%" is of type %, not timestamptz or timestamp', ts_column, tbl::text, format_type(ts_type, NULL)
-            USING ERRCODE = 'datatype_mismatch',
-                  HINT = 'Add a timestamptz column computed from it, and backfill from that.';
-    END IF;
-    IF publisher NOT BETWEEN 0 AND 65535 THEN
-        RAISE EXCEPTION 'hlculid publisher % is out of range', publisher
-            USING ERRCODE = 'numeric_value_out_of_range',
-                  DETAIL = 'The publisher field must be between 0 and 65535.';
-    END IF;
-    IF batch_size < 1 THEN
-        RAISE EXCEPTION 'hlculid_backfill cannot make batches of % rows', batch_size
-            USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = 'batch_size must be at least 1.';
-    END IF;
-
-    -- a timestamp without time zone is read as UTC, so ids keep exactly the column's order
-    valid := format('extract(epoch FROM %1$I) >= 0 AND extract(epoch FROM %1$I) < 281474976710.656', ts_column);
-    ms_expr := format('floor(extract(epoch FROM %I) * 1000)::int8', ts_column);
-    -- qualified: in the pass's query a bare name would bind to its output columns (r, c, ms,
-    -- more) in ORDER BY and to the table's in WINDOW, two different orders
-    SELECT string_agg(format('t.%I', a.attname), ', ' ORDER BY k.i) INTO order_key
-    FROM pg_index x, unnest(x.indkey::int2[]) WITH ORDINALITY k(attnum, i)
-    JOIN pg_attribute a ON a.attnum = k.attnum
-    WHERE x.indrelid = tbl AND x.indisprimary AND a.attrelid = tbl;
-    order_key := format('t.%I, ', ts_column) || coalesce(order_key, 't.tableoid, t.ctid');
-
-    -- rows that cannot get an id: refused before anything changes
-    EXECUTE format('SELECT count(*) FILTER (WHERE %1$I IS NULL),
-                           count(*) FILTER (WHERE %1$I IS NOT NULL AND NOT (%2$s)),
-                           min(%1$I) FILTER (WHERE NOT (%2$s))::text,
-                           max(%1$I) FILTER (WHERE NOT (%2$s))::text
-                    FROM %3$s WHERE %4$I IS NULL', ts_column, valid, tbl, id_column)
-        INTO n_null, n_out, earliest, latest;
-    IF n_null > 0 THEN
-        RAISE EXCEPTION 'cannot backfill % rows of table "%": their % is null', n_null, tbl::text, ts_column
-            USING ERRCODE = 'null_value_not_allowed',
-                  DETAIL = 'Each id is made from its row''s time. Nothing was changed.',
-                  HINT = 'Give those rows a time, or their ids another way, and run it again.';
-    END IF;
-    IF n_out > 0 THEN
-        RAISE EXCEPTION 'cannot backfill % rows of table "%": their % is outside hlculid''s time range', n_out, tbl::text, ts_column
-            USING ERRCODE = 'datetime_field_overflow',
-                  DETAIL = format('The earliest is %s and the latest %s; hlculid timestamps run from 1970-01-01 00:00:00+00 to 10889-08-02 05:31:50.655+00. Nothing was changed.', earliest, latest),
-                  HINT = 'Give those rows a time in the range, or their ids another way, and run it again.';
-    END IF;
-
-    -- what this publisher already holds, as the largest biased value of each millisecond among
-    -- those of $1 (sorted): span_q lists the milliseconds in $1[1] .. $1[cardinality($1)] that
-    -- hold any, with one scan of that span (an index range scan, or without an index a scan of
-    -- the table); with an index, a batch first asks busy_q whether the span holds any at all
-    -- (stopping at the first), and only then probe_q, one index probe per millisecond of $1
-    pub_bytes := substring(int4send(publisher) FROM 3);
-    l_expr := format('(''x'' || encode(substring(t.%I::bytea FROM 1 FOR 8), ''hex''))::bit(64)::int8 # $2', id_column);
-    range_fmt := 't.%1$I OPERATOR(@extschema@.>=) (int8send(((%2$s - $3) * 65536) # $2) || decode(''0000000000000000'', ''hex''))::@extschema@.hlculid
-         AND t.%1$I OPERATOR(@extschema@.<=) (int8send(((%3$s - $3) * 65536 + 65535) # $2) || decode(''ffffffffffffffff'', ''hex''))::@extschema@.hlculid
-         AND @extschema@.hlculid_publisher(t.%1$I) = $4';
-    span_q := format(
-        'SELECT coalesce(array_agg(g.ms ORDER BY g.ms), ''{}''), coalesce(array_agg(g.mx ORDER BY g.ms), ''{}'')
-         FROM (SELECT (s.l >> 16) + $3 AS ms, max(s.l) AS mx
-               FROM (SELECT %1$s AS l FROM %2$s t WHERE %3$s) s GROUP BY 1) g',
-        l_expr, tbl, format(range_fmt, id_column, '($1)[1]', '($1)[cardinality($1)]'));
-    busy_q := format('SELECT EXISTS (SELECT FROM %1$s t WHERE %2$s)',
-        tbl, format(range_fmt, id_column, '($1)[1]', '($1)[cardinality($1)]'));
-    probe_q := format(
-        'SELECT array_agg(d.ms ORDER BY d.ms), array_agg(x.mx ORDER BY d.ms)
-         FROM (SELECT DISTINCT u.ms FROM unnest($1) u(ms)) d
-         LEFT JOIN LATERAL (SELECT %1$s AS mx FROM %2$s t WHERE %3$s
-                            ORDER BY t.%4$I DESC LIMIT 1) x ON true',
-        l_expr, tbl, format(range_fmt, id_column, 'd.ms', 'd.ms'), id_column);
-    has_index := EXISTS (
-        SELECT FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_am am ON am.oid = i.relam
-        WHERE x.indrelid = tbl AND x.indkey[0] = id_num AND am.amname = 'btree'
-          AND x.indpred IS NULL AND x.indisvalid);
-
-    -- outside a transaction block this ends the checks' transaction; inside one it fails
-    -- (2D000) before anything has changed
-    COMMIT;
-    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
-
-    -- passes (at most 3) until one fills every row it found: a row another session changed
-    -- during a pass (so at another ctid) is left for the next one
-    LOOP
-        passes := passes + 1;
-        pass_found := 0;
-        pass_filled := 0;
-        n := 0;
-        -- the rows in order, `more` false on the last; the cursor is kept (materialised) at
-        -- the first COMMIT, so the order is the one of this pass's snapshot
-        FOR b IN EXECUTE format(
-            'SELECT t.tableoid AS r, t.ctid AS c, %1$s AS ms, lead(true, 1, false) OVER w AS more
-             FROM %2$s t WHERE t.%3$I IS NULL AND %4$s
-             WINDOW w AS (ORDER BY %5$s) ORDER BY %5$s', ms_expr, tbl, id_column, valid, order_key)
-        LOOP
-            n := n + 1;
-            rv[n] := b.r;
-            cv[n] := b.c;
-            msv[n] := b.ms;
-            CONTINUE WHEN n < batch_size AND b.more;
-
-            PERFORM pg_advisory_xact_lock(hashtext('hlculid_backfill'), tbl::oid::int4);
-            IF NOT has_index THEN
-                EXECUTE span_q INTO em, ex USING msv, sign, bias, publisher;
-                covered := true;
-            ELSE
-                EXECUTE busy_q INTO busy USING msv, sign, bias, publisher;
-                IF busy THEN
-                    EXECUTE probe_q INTO em, ex USING msv, sign, bias, publisher;
-                ELSE
-                    em := '{}';
-                    ex := '{}';
-                END IF;
-                covered := NOT busy;
-            END IF;
-            -- the clock: max(last + 1, ms << 16), then past the largest existing value of the
-            -- millisecond it lands in (a later one when the counter carried)
-            lv := '{}';
-            last := NULL;
-            k := 1;
-            cm := NULL;
-            FOR i IN 1 .. cardinality(msv) LOOP
-                v := (msv[i] - bias) * 65536;
-                IF v <= last THEN
-                    IF last = 9223372036854775807 THEN
-                        RAISE EXCEPTION 'hlculid_backfill ran out of ids at the end of hlculid''s time range'
-                            USING ERRCODE = 'datetime_field_overflow',
-                                  DETAIL = 'The counter of the last millisecond, 10889-08-02 05:31:50.655+00, is full.';
-                    END IF;
-                    v := last + 1;
-                END IF;
-                LOOP
-                    m := (v >> 16) + bias;
-                    IF m IS DISTINCT FROM cm THEN
-                        cm := m;
-                        WHILE k <= cardinality(em) AND em[k] < m LOOP
-                            k := k + 1;
-                        END LOOP;
-                        IF k <= cardinality(em) AND em[k] = m THEN
-                            cmax := ex[k];
-                        ELSIF covered AND m <= msv[cardinality(msv)] THEN
-                            cmax := NULL;
-                        ELSE
-                            -- a millisecond the counter carried into, none of the batch's own
-                            EXECUTE span_q INTO em1, ex1 USING ARRAY[m], sign, bias, publisher;
-                            cmax := ex1[1];
-                        END IF;
-                    END IF;
-                    EXIT WHEN cmax IS NULL OR v > cmax;
-                    IF cmax = 9223372036854775807 THEN
-                        RAISE EXCEPTION 'hlculid_backfill ran out of ids at the end of hlculid''s time range'
-                            USING ERRCODE = 'datetime_field_overflow',
-                                  DETAIL = 'The counter of the last millisecond, 10889-08-02 05:31:50.655+00, is full.';
-                    END IF;
-                    v := cmax + 1;
-                END LOOP;
-                lv[i] := v;
-                last := v;
-            END LOOP;
-            EXECUTE format(
-                'UPDATE %1$s t SET %2$I = (int8send(u.l # $4) || $5 || substring(uuid_send(gen_random_uuid()) FROM 11 FOR 6))::@extschema@.hlculid
-                 FROM (SELECT * FROM unnest($1, $2, $3) u(r, c, l) ORDER BY 1, 2) u
-                 WHERE t.tableoid = u.r AND t.ctid = u.c AND t.%2$I IS NULL', tbl, id_column)
-                USING rv, cv, lv, sign, pub_bytes;
-            GET DIAGNOSTICS filled = ROW_COUNT;
-            pass_found := pass_found + cardinality(msv);
-            pass_filled := pass_filled + filled;
-            batches := batches + 1;
-            n := 0;
-            rv := '{}';
-            cv := '{}';
-            msv := '{}';
-            COMMIT;
-            PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
-        END LOOP;
-        total := total + pass_filled;
-        EXIT WHEN pass_filled = pass_found OR passes = 3;
-    END LOOP;
-    RAISE NOTICE 'hlculid_backfill filled % rows of table "%" in % batches', total, tbl::text, batches;
-    IF pass_filled < pass_found THEN
-        EXECUTE format('SELECT count(*) FROM %s t WHERE t.%I IS NULL AND %s', tbl, id_column, valid) INTO left_null;
-        IF left_null > 0 THEN
-            RAISE WARNING '% rows of table "%" still have no id: other sessions changed them during each of % passes', left_null, tbl::text, passes
-                USING HINT = 'Run hlculid_backfill again when they are left alone.';
-        END IF;
-    END IF;
-END
-$fn$;
+CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_to_ulid_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -473,57 +210,9 @@ $fn$;
 --   hlculid_type
 
 
-CREATE FUNCTION "hlculid_eq"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_eq_wrapper';
-CREATE OPERATOR = (
-    PROCEDURE = "hlculid_eq", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES
-);
-
-CREATE FUNCTION "hlculid_ne"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_ne_wrapper';
-CREATE OPERATOR <> (
-    PROCEDURE = "hlculid_ne", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel
-);
-
-CREATE FUNCTION "hlculid_lt"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_lt_wrapper';
-CREATE OPERATOR < (
-    PROCEDURE = "hlculid_lt", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel
-);
-
-CREATE FUNCTION "hlculid_le"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_le_wrapper';
-CREATE OPERATOR <= (
-    PROCEDURE = "hlculid_le", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel
-);
-
-CREATE FUNCTION "hlculid_gt"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_gt_wrapper';
-CREATE OPERATOR > (
-    PROCEDURE = "hlculid_gt", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel
-);
-
-CREATE FUNCTION "hlculid_ge"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_ge_wrapper';
-CREATE OPERATOR >= (
-    PROCEDURE = "hlculid_ge", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel
-);
-
-CREATE FUNCTION "hlculid_cmp"("a" hlculid, "b" hlculid) RETURNS INT
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_cmp_wrapper';
+CREATE FUNCTION hlculid_generate() RETURNS hlculid
+    STRICT VOLATILE PARALLEL RESTRICTED
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -531,7 +220,37 @@ LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_cmp_wrapper';
 --   hlculid_type
 
 
-CREATE FUNCTION hlculid_partition_bounds(parent regclass,
+CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_from_uuid_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+-- Time partitions of a table keyed on an hlculid: `PARTITION BY RANGE (id)` with the bounds of
+-- periods, created ahead and retired behind. Plain PL/pgSQL with a fixed `search_path`, so a
+-- caller's path cannot change what runs: only pg_catalog and the extension's own functions,
+-- schema-qualified (`@extschema@`, substituted by CREATE EXTENSION and ALTER EXTENSION UPDATE;
+-- the extension is not relocatable).
+--
+-- - Every bound is `hlculid_min` of a time, so a time an id cannot hold (before 1970, after
+--   10889, infinite) is refused by it (22008) before anything is touched.
+-- - The grid is fixed: fixed-length periods are binned from the Unix epoch (`date_bin`), months
+--   counted from 1970-01. Re-runs from any start give the same periods.
+-- - What exists is read from the partitions' bounds, never their names
+--   (`hlculid_partition_bounds`), so partitions of another grid (0.2.0 aligned periods on their
+--   first run's start) or made by hand are recognised: only the uncovered rest is created.
+-- - Runs on a table are serialised by an advisory lock. At REPEATABLE READ the transaction's
+--   snapshot predates the lock, so the partitions are listed with `pg_partition_tree` (it scans
+--   pg_inherits with a fresh catalog snapshot) and a partition committed after the snapshot is
+--   read through `pg_get_partition_constraintdef` (relcache), not through `pg_class`.
+-- - Rows waiting in the default partition for a period being created are moved into the new
+--   partition in the same transaction (DELETE from the default, attached, so logical
+--   replication through the root sees a delete and an insert).
+
+CREATE OR REPLACE FUNCTION hlculid_partition_bounds(parent regclass,
     OUT partition regclass, OUT is_default boolean, OUT from_id hlculid, OUT to_id hlculid)
 RETURNS SETOF record
 LANGUAGE plpgsql VOLATILE STRICT
@@ -607,7 +326,7 @@ BEGIN
 END
 $fn$;
 
-CREATE FUNCTION hlculid_create_partitions(
+CREATE OR REPLACE FUNCTION hlculid_create_partitions(
     parent regclass, from_ts timestamptz, to_ts timestamptz, every interval DEFAULT '1 month')
 RETURNS SETOF regclass
 LANGUAGE plpgsql VOLATILE STRICT
@@ -877,7 +596,7 @@ BEGIN
 END
 $fn$;
 
-CREATE FUNCTION hlculid_drop_partitions(
+CREATE OR REPLACE FUNCTION hlculid_drop_partitions(
     parent regclass, older_than timestamptz, detach_only boolean DEFAULT false)
 RETURNS SETOF text
 LANGUAGE plpgsql VOLATILE STRICT
@@ -912,65 +631,6 @@ COMMENT ON FUNCTION hlculid_partition_bounds(regclass) IS 'the partitions of a t
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_to_ulid_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_generate() RETURNS hlculid
-    STRICT VOLATILE PARALLEL RESTRICTED
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_from_uuid_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash"(
-	"v" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bytea"(
-	"b" bytea /* & [u8] */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_gt_uuid"(
 	"a" hlculid, /* Hlculid */
 	"b" uuid /* Uuid */
@@ -991,6 +651,57 @@ CREATE OPERATOR > (
 /* </end connected objects> */
 
 /* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_uuidv7"(
+	"u" uuid /* pgrx :: Uuid */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_eq"(
+	"a" hlculid, /* Hlculid */
+	"b" hlculid /* Hlculid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_eq_wrapper';
+
+CREATE OPERATOR = (
+	PROCEDURE="hlculid_eq",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=hlculid, /* Hlculid */
+	COMMUTATOR = =,
+	NEGATOR = <>,
+	RESTRICT = eqsel,
+	JOIN = eqjoinsel,
+	HASHES,
+	MERGES
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
+	"pid" INT,  /* Option < i32 > */
+	"transaction" bigint,  /* Option < i64 > */
+	"holds_at" hlculid  /* Hlculid */
+)
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_bytea"(
+	"b" bytea /* & [u8] */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_hash_extended"(
 	"v" hlculid, /* Hlculid */
 	"seed" bigint /* i64 */
@@ -1001,12 +712,112 @@ AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_uuidv7"(
-	"u" uuid /* pgrx :: Uuid */
+CREATE  FUNCTION "hlculid_counter"(
+	"id" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_cmp"(
+	"a" hlculid, /* Hlculid */
+	"b" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_cmp_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_ge"(
+	"a" hlculid, /* Hlculid */
+	"b" hlculid /* Hlculid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_ge_wrapper';
+
+CREATE OPERATOR >= (
+	PROCEDURE="hlculid_ge",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=hlculid, /* Hlculid */
+	COMMUTATOR = <=,
+	NEGATOR = <,
+	RESTRICT = scalargesel,
+	JOIN = scalargejoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid /* Option < Hlculid > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_parts"(
+	"ts" timestamp with time zone, /* TimestampWithTimeZone */
+	"counter" INT, /* i32 */
+	"publisher" INT, /* i32 */
+	"random" bigint /* i64 */
 ) RETURNS hlculid /* Hlculid */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid, /* Option < Hlculid > */
+	"allow_future" bool /* Option < bool > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_clock_recover
+--   hlculid_clock_recover_allowing
+
+
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_generate_at"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_bigint"(
+	"id" bigint /* i64 */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1030,46 +841,14 @@ CREATE OPERATOR = (
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid, /* Option < Hlculid > */
-	"allow_future" bool /* Option < bool > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bigint"(
-	"id" bigint /* i64 */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
-	"pid" INT,  /* Option < i32 > */
-	"transaction" bigint,  /* Option < i64 > */
-	"holds_at" hlculid  /* Hlculid */
-)
+CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_counter"(
-	"id" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1093,12 +872,270 @@ CREATE OPERATOR >= (
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_at"(
-	"ts" timestamp with time zone /* TimestampWithTimeZone */
-) RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
+CREATE  FUNCTION "hlculid_hash"(
+	"v" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_backfill_ids"(
+	"ts" timestamp with time zone[], /* Array < '_, TimestampWithTimeZone > */
+	"publisher" INT, /* i32 */
+	"held" hlculid[] DEFAULT '{}' /* Array < '_, Hlculid > */
+) RETURNS SETOF hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_backfill_ids_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+--   generate_at::hlculid_backfill_ids
+
+-- `hlculid_backfill`: fills the NULL ids of an existing table from a time column, in batches,
+-- each committed on its own, with a publisher id of the caller's (one reserved for backfills,
+-- so `hlculid_publisher(id)` tells backfilled rows from live ones).
+--
+-- - Order: ids follow (time, then the primary key, else tableoid and ctid), taken once in one
+--   snapshot at the start (the loop's cursor is materialised at the first commit).
+-- - Uniqueness within and across runs: the ids of a batch come from the extension's
+--   `hlculid_backfill_ids` (src/generate_at.rs, the rule in core's `clock::backfill_batch`): the
+--   clock's send rule, `max(last + 1, ms << 16)` with a full counter carrying into the next
+--   millisecond, stepping over the largest id of this publisher already in the table in every
+--   millisecond it enters (looked up per batch over its time span: with the id index, first
+--   whether the span holds any at all). Batches of one table are serialised by an advisory
+--   lock, so two runs at once never read the same largest id.
+-- - Locks: each batch is one UPDATE of its rows by (tableoid, ctid) and a COMMIT, so no lock
+--   outlives a batch, and ROW EXCLUSIVE never blocks other writers. A row changed by another
+--   session meanwhile (so at another ctid) is skipped, and a later pass takes it; rows inserted
+--   meanwhile with `DEFAULT hlculid_generate()` are not NULL, so they keep their live ids.
+-- - A procedure with a `SET` clause cannot commit, so the fixed `search_path` is set with
+--   `set_config(..., true)` at the start of every transaction of the run, and the caller's is set
+--   back the same way as the run's last step: the caller's transaction (a DO block or procedure
+--   that called it) goes on with its own path. The extension's own objects are
+--   schema-qualified (`@extschema@`) and the declared types are pg_catalog's.
+
+CREATE OR REPLACE PROCEDURE hlculid_backfill(tbl regclass, id_column name, ts_column name,
+    publisher int4, batch_size int4 DEFAULT 10000)
+LANGUAGE plpgsql
+AS $fn$
+DECLARE
+    caller_path pg_catalog.text;
+    kind pg_catalog."char";
+    id_type pg_catalog.oid;
+    ts_type pg_catalog.oid;
+    id_num pg_catalog.int2;
+    valid pg_catalog.text;
+    ts_expr pg_catalog.text;
+    order_key pg_catalog.text;
+    held_q pg_catalog.text;
+    busy_q pg_catalog.text;
+    has_index pg_catalog.bool;
+    busy pg_catalog.bool := true;
+    n_null pg_catalog.int8;
+    n_out pg_catalog.int8;
+    earliest pg_catalog.text;
+    latest pg_catalog.text;
+    b record;
+    n pg_catalog.int4;
+    rv pg_catalog.oid[];
+    cv pg_catalog.tid[];
+    tsv pg_catalog.timestamptz[];
+    known_to pg_catalog.timestamptz;
+    held @extschema@.hlculid[];
+    ids @extschema@.hlculid[];
+    filled pg_catalog.int8;
+    pass_found pg_catalog.int8;
+    pass_filled pg_catalog.int8;
+    batches pg_catalog.int8 := 0;
+    total pg_catalog.int8 := 0;
+    passes pg_catalog.int4 := 0;
+    left_null pg_catalog.int8;
+
+BEGIN
+    -- the caller's search_path, set again as the run's last step
+    caller_path := pg_catalog.current_setting('search_path');
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+
+    -- every argument and the table's shape, before anything is read or changed
+    IF tbl IS NULL OR id_column IS NULL OR ts_column IS NULL OR publisher IS NULL OR batch_size IS NULL THEN
+        RAISE EXCEPTION 'argument "%" of hlculid_backfill must not be null',
+            CASE WHEN tbl IS NULL THEN 'tbl' WHEN id_column IS NULL THEN 'id_column'
+                 WHEN ts_column IS NULL THEN 'ts_column' WHEN publisher IS NULL THEN 'publisher'
+                 ELSE 'batch_size' END
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = tbl;
+    IF kind IS NULL OR kind NOT IN ('r', 'p') THEN
+        RAISE EXCEPTION '"%" is not a table', tbl::text
+            USING ERRCODE = 'wrong_object_type';
+    END IF;
+    SELECT a.atttypid, a.attnum INTO id_type, id_num FROM pg_attribute a
+    WHERE a.attrelid = tbl AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation "%" does not exist', id_column, tbl::text
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF id_type <> '@extschema@.hlculid'::regtype THEN
+        RAISE EXCEPTION 'column "%" of table "%" is of type %, not hlculid', id_column, tbl::text, format_type(id_type, NULL)
+            USING ERRCODE = 'datatype_mismatch';
+    END IF;
+    SELECT a.atttypid INTO ts_type FROM pg_attribute a
+    WHERE a.attrelid = tbl AND a.attname = ts_column AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation "%" does not exist', ts_column, tbl::text
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF ts_type NOT IN ('timestamptz'::regtype, 'timestamp'::regtype) THEN
+        RAISE EXCEPTION 'column "%" of table "%" is of type %, not timestamptz or timestamp', ts_column, tbl::text, format_type(ts_type, NULL)
+            USING ERRCODE = 'datatype_mismatch',
+                  HINT = 'Add a timestamptz column computed from it, and backfill from that.';
+    END IF;
+    IF publisher NOT BETWEEN 0 AND 65535 THEN
+        RAISE EXCEPTION 'hlculid publisher % is out of range', publisher
+            USING ERRCODE = 'numeric_value_out_of_range',
+                  DETAIL = 'The publisher field must be between 0 and 65535.';
+    END IF;
+    IF batch_size < 1 THEN
+        RAISE EXCEPTION 'hlculid_backfill cannot make batches of % rows', batch_size
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'batch_size must be at least 1.';
+    END IF;
+
+    -- a timestamp without time zone is read as UTC, so ids keep exactly the column's order
+    valid := format('extract(epoch FROM %1$I) >= 0 AND extract(epoch FROM %1$I) < 281474976710.656', ts_column);
+    ts_expr := format(CASE WHEN ts_type = 'timestamp'::regtype THEN '(t.%I AT TIME ZONE ''UTC'')' ELSE 't.%I' END, ts_column);
+    -- qualified: in the pass's query a bare name would bind to its output columns (r, c, ms,
+    -- more) in ORDER BY and to the table's in WINDOW, two different orders
+    SELECT string_agg(format('t.%I', a.attname), ', ' ORDER BY k.i) INTO order_key
+    FROM pg_index x, unnest(x.indkey::int2[]) WITH ORDINALITY k(attnum, i)
+    JOIN pg_attribute a ON a.attnum = k.attnum
+    WHERE x.indrelid = tbl AND x.indisprimary AND a.attrelid = tbl;
+    order_key := format('t.%I, ', ts_column) || coalesce(order_key, 't.tableoid, t.ctid');
+
+    -- rows that cannot get an id: refused before anything changes
+    EXECUTE format('SELECT count(*) FILTER (WHERE %1$I IS NULL),
+                           count(*) FILTER (WHERE %1$I IS NOT NULL AND NOT (%2$s)),
+                           min(%1$I) FILTER (WHERE NOT (%2$s))::text,
+                           max(%1$I) FILTER (WHERE NOT (%2$s))::text
+                    FROM %3$s WHERE %4$I IS NULL', ts_column, valid, tbl, id_column)
+        INTO n_null, n_out, earliest, latest;
+    IF n_null > 0 THEN
+        RAISE EXCEPTION 'cannot backfill % rows of table "%": their % is null', n_null, tbl::text, ts_column
+            USING ERRCODE = 'null_value_not_allowed',
+                  DETAIL = 'Each id is made from its row''s time. Nothing was changed.',
+                  HINT = 'Give those rows a time, or their ids another way, and run it again.';
+    END IF;
+    IF n_out > 0 THEN
+        RAISE EXCEPTION 'cannot backfill % rows of table "%": their % is outside hlculid''s time range', n_out, tbl::text, ts_column
+            USING ERRCODE = 'datetime_field_overflow',
+                  DETAIL = format('The earliest is %s and the latest %s; hlculid timestamps run from 1970-01-01 00:00:00+00 to 10889-08-02 05:31:50.655+00. Nothing was changed.', earliest, latest),
+                  HINT = 'Give those rows a time in the range, or their ids another way, and run it again.';
+    END IF;
+
+    -- the ids this publisher already holds in the milliseconds $1 .. $2 (the largest of each);
+    -- with an index on the ids, a batch first asks busy_q whether that span holds any at all
+    -- (stopping at the first, an index range scan), and only then held_q
+    held_q := format(
+        'SELECT coalesce(array_agg(g.mx), ''{}'') FROM (
+             SELECT @extschema@.max(t.%1$I) AS mx FROM %2$s t
+             WHERE t.%1$I OPERATOR(@extschema@.>=) @extschema@.hlculid_min($1)
+               AND t.%1$I OPERATOR(@extschema@.<=) @extschema@.hlculid_max($2)
+               AND @extschema@.hlculid_publisher(t.%1$I) = $3
+             GROUP BY @extschema@.hlculid_ts(t.%1$I)) g', id_column, tbl);
+    busy_q := format(
+        'SELECT EXISTS (SELECT FROM %2$s t
+             WHERE t.%1$I OPERATOR(@extschema@.>=) @extschema@.hlculid_min($1)
+               AND t.%1$I OPERATOR(@extschema@.<=) @extschema@.hlculid_max($2)
+               AND @extschema@.hlculid_publisher(t.%1$I) = $3)', id_column, tbl);
+    has_index := EXISTS (
+        SELECT FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_am am ON am.oid = i.relam
+        WHERE x.indrelid = tbl AND x.indkey[0] = id_num AND am.amname = 'btree'
+          AND x.indpred IS NULL AND x.indisvalid);
+
+    -- outside a transaction block this ends the checks' transaction; inside one it fails
+    -- (2D000) before anything has changed
+    COMMIT;
+    caller_path := pg_catalog.current_setting('search_path');
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+
+    -- passes (at most 3) until one fills every row it found: a row another session changed
+    -- during a pass (so at another ctid) is left for the next one
+    LOOP
+        passes := passes + 1;
+        pass_found := 0;
+        pass_filled := 0;
+        n := 0;
+        -- the rows in order, `more` false on the last; the cursor is kept (materialised) at
+        -- the first COMMIT, so the order is the one of this pass's snapshot
+        FOR b IN EXECUTE format(
+            'SELECT t.tableoid AS r, t.ctid AS c, %1$s AS ts, lead(true, 1, false) OVER w AS more
+             FROM %2$s t WHERE t.%3$I IS NULL AND %4$s
+             WINDOW w AS (ORDER BY %5$s) ORDER BY %5$s', ts_expr, tbl, id_column, valid, order_key)
+        LOOP
+            n := n + 1;
+            rv[n] := b.r;
+            cv[n] := b.c;
+            tsv[n] := b.ts;
+            CONTINUE WHEN n < batch_size AND b.more;
+
+            PERFORM pg_advisory_xact_lock(hashtext('hlculid_backfill'), tbl::oid::int4);
+            -- the ids, from the extension's clock rule (hlculid_backfill_ids), above the ones
+            -- this publisher holds in each millisecond they land in: known for the batch's span
+            -- first, and again up to where the ids end whenever a full counter carried them
+            -- past it, until they end within what is known
+            known_to := tsv[n];
+            LOOP
+                IF has_index THEN
+                    EXECUTE busy_q INTO STRICT busy USING tsv[1], known_to, publisher;
+                END IF;
+                IF has_index AND NOT busy THEN
+                    held := '{}';
+                ELSE
+                    EXECUTE held_q INTO STRICT held USING tsv[1], known_to, publisher;
+                END IF;
+                ids := ARRAY(SELECT u.id FROM @extschema@.hlculid_backfill_ids(tsv, publisher, held) WITH ORDINALITY u(id, i) ORDER BY u.i);
+                EXIT WHEN ids[n] OPERATOR(@extschema@.<=) @extschema@.hlculid_max(known_to);
+                known_to := @extschema@.hlculid_ts(ids[n]);
+            END LOOP;
+            EXECUTE format(
+                'UPDATE %1$s t SET %2$I = u.id
+                 FROM (SELECT * FROM unnest($1, $2, $3) u(r, c, id) ORDER BY 1, 2) u
+                 WHERE t.tableoid = u.r AND t.ctid = u.c AND t.%2$I IS NULL', tbl, id_column)
+                USING rv, cv, ids;
+            GET DIAGNOSTICS filled = ROW_COUNT;
+            pass_found := pass_found + n;
+            pass_filled := pass_filled + filled;
+            batches := batches + 1;
+            n := 0;
+            rv := '{}';
+            cv := '{}';
+            tsv := '{}';
+            COMMIT;
+            caller_path := pg_catalog.current_setting('search_path');
+            PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+        END LOOP;
+        total := total + pass_filled;
+        EXIT WHEN pass_filled = pass_found OR passes = 3;
+    END LOOP;
+    RAISE NOTICE 'hlculid_backfill filled % rows of table "%" in % batches', total, tbl::text, batches;
+    IF pass_filled < pass_found THEN
+        EXECUTE format('SELECT count(*) FROM %s t WHERE t.%I IS NULL AND %s', tbl, id_column, valid) INTO left_null;
+        IF left_null > 0 THEN
+            RAISE WARNING '% rows of table "%" still have no id: other sessions changed them during each of % passes', left_null, tbl::text, passes
+                USING HINT = 'Run hlculid_backfill again when they are left alone.';
+        END IF;
+    END IF;
+    -- the pinned path ends with the run: the caller's transaction goes on with its own
+    PERFORM pg_catalog.set_config('search_path', caller_path, true);
+END
+$fn$;
+
+COMMENT ON FUNCTION hlculid_backfill_ids(timestamptz[], integer, hlculid[]) IS 'the ids of one batch of a backfill: for times in ascending order, increasing, each in its time''s millisecond (unless a full counter carried), of the given publisher, above the given ids of that publisher in each millisecond';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1109,41 +1146,23 @@ AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid /* Option < Hlculid > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_clock_recover
---   hlculid_clock_recover_allowing
-
-
-REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
-REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_parts"(
-	"ts" timestamp with time zone, /* TimestampWithTimeZone */
-	"counter" INT, /* i32 */
-	"publisher" INT, /* i32 */
-	"random" bigint /* i64 */
-) RETURNS hlculid /* Hlculid */
+CREATE  FUNCTION "hlculid_gt"(
+	"a" hlculid, /* Hlculid */
+	"b" hlculid /* Hlculid */
+) RETURNS bool /* bool */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_gt_wrapper';
+
+CREATE OPERATOR > (
+	PROCEDURE="hlculid_gt",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=hlculid, /* Hlculid */
+	COMMUTATOR = <,
+	NEGATOR = <=,
+	RESTRICT = scalargtsel,
+	JOIN = scalargtjoinsel
+);
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1158,6 +1177,26 @@ CREATE  FUNCTION "hlculid_larger"(
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_larger_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_le"(
+	"a" hlculid, /* Hlculid */
+	"b" hlculid /* Hlculid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_le_wrapper';
+
+CREATE OPERATOR <= (
+	PROCEDURE="hlculid_le",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=hlculid, /* Hlculid */
+	COMMUTATOR = >=,
+	NEGATOR = >,
+	RESTRICT = scalarlesel,
+	JOIN = scalarlejoinsel
+);
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1177,6 +1216,26 @@ CREATE OPERATOR <= (
 	NEGATOR = >,
 	RESTRICT = scalarlesel,
 	JOIN = scalarlejoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_lt"(
+	"a" hlculid, /* Hlculid */
+	"b" hlculid /* Hlculid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_lt_wrapper';
+
+CREATE OPERATOR < (
+	PROCEDURE="hlculid_lt",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=hlculid, /* Hlculid */
+	COMMUTATOR = >,
+	NEGATOR = >=,
+	RESTRICT = scalarltsel,
+	JOIN = scalarltjoinsel
 );
 /* </end connected objects> */
 
@@ -1216,6 +1275,26 @@ CREATE  FUNCTION "hlculid_min"(
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_min_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_ne"(
+	"a" hlculid, /* Hlculid */
+	"b" hlculid /* Hlculid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_ne_wrapper';
+
+CREATE OPERATOR <> (
+	PROCEDURE="hlculid_ne",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=hlculid, /* Hlculid */
+	COMMUTATOR = <>,
+	NEGATOR = =,
+	RESTRICT = neqsel,
+	JOIN = neqjoinsel
+);
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1352,7 +1431,13 @@ AS 'MODULE_PATHNAME', 'hlculid_sortsupport_wrapper';
 /* <begin connected objects> */
 -- requires:
 --   hlculid_type
---   hlculid_compare
+--   hlculid_eq
+--   hlculid_ne
+--   hlculid_lt
+--   hlculid_le
+--   hlculid_gt
+--   hlculid_ge
+--   hlculid_cmp
 --   hlculid_sortsupport
 --   hlculid_hash
 --   hlculid_hash_extended
@@ -1401,7 +1486,9 @@ CREATE AGGREGATE max(hlculid) (
 --   hlculid_opclasses
 --   hlculid_skipsupport
 
-
+-- The one step of the install script that depends on the major: on PostgreSQL 18, btree's skip
+-- support (function 6) in hlculid_ops. Idempotent: every upgrade script repeats it (its template
+-- includes this file), so an update after pg_upgrade to 18 completes the catalog.
 DO $$
 BEGIN
   IF current_setting('server_version_num')::int >= 180000 AND NOT EXISTS (
@@ -1481,13 +1568,16 @@ AS 'MODULE_PATHNAME', 'hlculid_ts_wrapper';
 -- requires:
 --   hlculid_type
 --   hlculid_ts
+--   hlculid_counter
+--   hlculid_publisher
+--   hlculid_random
 
 
 CREATE FUNCTION hlculid_decode(id hlculid,
     OUT ts timestamptz, OUT counter int4, OUT publisher int4, OUT random int8)
 RETURNS record
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_decode_fast';
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+RETURN (hlculid_ts(id), hlculid_counter(id), hlculid_publisher(id), hlculid_random(id));
 
 CREATE CAST (hlculid AS timestamptz) WITH FUNCTION hlculid_ts(hlculid);
 /* </end connected objects> */

@@ -249,20 +249,10 @@ mod skip {
         s.increment = Some(increment);
     }
 
-    // The one step of the install script that depends on the major. Every later upgrade script
-    // repeats it (it is idempotent), so an upgrade after pg_upgrade to 18 completes the catalog.
-    extension_sql!(
-        r#"
-DO $$
-BEGIN
-  IF current_setting('server_version_num')::int >= 180000 AND NOT EXISTS (
-      SELECT FROM pg_amproc p JOIN pg_opclass c ON c.opcfamily = p.amprocfamily
-      WHERE c.opcintype = 'hlculid'::regtype AND c.opcname = 'hlculid_ops' AND p.amprocnum = 6
-        AND c.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'btree')) THEN
-    ALTER OPERATOR FAMILY hlculid_ops USING btree ADD FUNCTION 6 (hlculid) hlculid_skipsupport(internal);
-  END IF;
-END $$;
-"#,
+    // The one step of the install script that depends on the major (sql/src/skipsupport.sql,
+    // repeated by every upgrade script).
+    extension_sql_file!(
+        "../sql/src/skipsupport.sql",
         name = "hlculid_skipsupport_opfamily",
         requires = ["hlculid_opclasses", hlculid_skipsupport],
     );

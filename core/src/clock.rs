@@ -488,5 +488,46 @@ impl Backfill {
     }
 }
 
+/// The values of one batch of a backfill (`hlculid_backfill`): for times `ms` in ascending order,
+/// each value is the send rule of the server's clock, `max(last + 1, ms << 16)` (a full counter
+/// carries into the next millisecond), then past `held(m)`, the largest value already held in
+/// the millisecond `m` it lands in (ids of the same publisher already in the table). So the
+/// values increase, each lies in its own time's millisecond unless the counter carried, and none
+/// is at or below a held value of its millisecond. `None` when a value would pass the 48-bit
+/// range.
+pub fn backfill_batch(ms: &[u64], mut held: impl FnMut(u64) -> Option<u64>) -> Option<Vec<u64>> {
+    let mut out = Vec::with_capacity(ms.len());
+    let mut last: Option<u64> = None;
+    // the millisecond whose held value was last looked up, and that value
+    let mut seen: Option<(u64, Option<u64>)> = None;
+    for &m in ms {
+        let mut v = m.checked_mul(FULL_COUNTER)?;
+        if let Some(l) = last {
+            v = v.max(l.checked_add(1)?);
+        }
+        loop {
+            let vm = v >> 16;
+            if vm > crate::layout::MAX_MS {
+                return None;
+            }
+            let h = match seen {
+                Some((sm, h)) if sm == vm => h,
+                _ => {
+                    let h = held(vm);
+                    seen = Some((vm, h));
+                    h
+                }
+            };
+            match h {
+                Some(h) if v <= h => v = h.checked_add(1)?,
+                _ => break,
+            }
+        }
+        out.push(v);
+        last = Some(v);
+    }
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests;

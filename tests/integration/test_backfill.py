@@ -155,29 +155,58 @@ def test_rows_changed_during_a_pass_are_filled_by_the_next(make_cluster):
 
 
 def test_two_runs_at_once_never_give_one_id_twice(make_cluster):
+    """Two runs at once, interleaved on purpose (not left to the scheduler): both have read their
+    rows and wait for the lock that serialises batches; the second also has rows the first never
+    saw, in the very milliseconds the first fills. The first fills its rows; the second, after it,
+    finds the first's rows taken and fills its own rows above the first's ids of each millisecond
+    (it read the largest ids under the lock): every id once."""
     c = make_cluster("backfill-twice").start()
-    setup(c, 40_000)
+    rows = 20_000
+    setup(c, rows)
+    oid = c.one("SELECT 'orders'::regclass::oid::int4")
     notices, errors = [], []
+
+    def waiting():
+        return c.one("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+
+    def wait_for(n):
+        deadline = time.monotonic() + 60
+        while waiting() < n:
+            assert time.monotonic() < deadline and not errors, errors
+            time.sleep(0.02)
 
     def backfill():
         try:
             with c.connect() as conn:
                 conn.add_notice_handler(lambda d: notices.append(d.message_primary))
-                conn.execute("CALL hlculid_backfill('orders', 'id', 'created_at', %s, 1000)", (BACKFILL,))
+                # one batch each: every row of its pass read before it waits for the lock
+                conn.execute("CALL hlculid_backfill('orders', 'id', 'created_at', %s, 100000)", (BACKFILL,))
         except Exception as e:
             errors.append(e)
 
-    threads = [threading.Thread(target=backfill) for _ in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
+    with c.connect() as holder:
+        holder.execute("SELECT pg_advisory_lock(hashtext('hlculid_backfill'), %s)", (oid,))
+        first = threading.Thread(target=backfill)
+        first.start()
+        wait_for(1)
+        # rows the first run's pass never saw, with the times (so the milliseconds) of its rows
+        c.sql("INSERT INTO orders (created_at, note, id) SELECT created_at, 'second', NULL FROM orders")
+        second = threading.Thread(target=backfill)
+        second.start()
+        wait_for(2)
+        # the lock's queue is first come, first served: the first run's batch, then the second's
+        holder.execute("SELECT pg_advisory_unlock(hashtext('hlculid_backfill'), %s)", (oid,))
+    for t in (first, second):
         t.join()
     assert not errors
-    filled = sorted(int(m.split()[2]) for m in notices if m.startswith("hlculid_backfill filled"))
-    # every row filled once between the two runs; how the rows split between them depends on the
-    # scheduling of a loaded machine (one run may get every batch), so it is not asserted
-    assert len(filled) == 2 and sum(filled) == 40_000, notices
+    assert notices == [f'hlculid_backfill filled {rows} rows of table "public.orders" in 1 batches'] * 2, notices
     total, with_id, distinct = c.sql("SELECT count(*), count(id), count(DISTINCT id) FROM orders")[0]
-    assert total == with_id == distinct
-    assert c.one(FIELDS_DISTINCT) == total == 40_000
+    assert total == with_id == distinct == 2 * rows
+    assert c.one(FIELDS_DISTINCT) == 2 * rows
     assert c.one(f"SELECT bool_and(hlculid_publisher(id) = {BACKFILL}) FROM orders")
+    # each of the second run's ids sorts after every id the first run gave in its millisecond
+    shared, above = c.sql("""SELECT count(*), count(*) FILTER (WHERE s.id > f.mx)
+                             FROM orders s JOIN (SELECT hlculid_ts(id) AS ms, max(id) AS mx FROM orders
+                                                 WHERE note <> 'second' GROUP BY 1) f ON f.ms = hlculid_ts(s.id)
+                             WHERE s.note = 'second'""")[0]
+    assert shared == above == rows, (shared, above)

@@ -765,3 +765,57 @@ fn narrow_batches_skip_counters_they_cannot_hold_and_stay_ordered_with_full_ones
         );
     }
 }
+
+#[test]
+fn backfill_batch_is_the_send_rule_past_held_values() {
+    const MS: u64 = 1 << 16;
+    // same millisecond: the counter counts; a later one starts at counter 0
+    assert_eq!(
+        backfill_batch(&[5, 5, 7], |_| None),
+        Some(vec![5 * MS, 5 * MS + 1, 7 * MS])
+    );
+    // held values of a millisecond are stepped over, other publishers' ranges untouched
+    let held = |m: u64| (m == 5).then_some(5 * MS + 9);
+    assert_eq!(
+        backfill_batch(&[5, 5, 6], held),
+        Some(vec![5 * MS + 10, 5 * MS + 11, 6 * MS])
+    );
+    // a full counter carries into the next millisecond, whose held value is stepped over too
+    let held = |m: u64| match m {
+        5 => Some(6 * MS - 1),
+        6 => Some(6 * MS + 2),
+        _ => None,
+    };
+    assert_eq!(
+        backfill_batch(&[5, 6], held),
+        Some(vec![6 * MS + 3, 6 * MS + 4])
+    );
+    // the end of the range
+    assert_eq!(
+        backfill_batch(&[crate::layout::MAX_MS], |_| None),
+        Some(vec![crate::layout::MAX_MS * MS])
+    );
+    assert_eq!(
+        backfill_batch(&[crate::layout::MAX_MS], |_| Some(u64::MAX)),
+        None
+    );
+    assert_eq!(backfill_batch(&[crate::layout::MAX_MS + 1], |_| None), None);
+}
+
+proptest! {
+    #[test]
+    fn backfill_batch_increases_and_never_meets_a_held_value(
+        mut ms in proptest::collection::vec(1_000u64..1_004, 1..300),
+        held in proptest::collection::vec(0u64..70_000, 0..4),
+    ) {
+        ms.sort_unstable();
+        let h = |m: u64| held.get((m - 1_000) as usize).map(|c| m * (1 << 16) + c.min(&65_535));
+        let out = backfill_batch(&ms, h).unwrap();
+        prop_assert_eq!(out.len(), ms.len());
+        for (i, &v) in out.iter().enumerate() {
+            prop_assert!(v >> 16 >= ms[i]);
+            if i > 0 { prop_assert!(v > out[i - 1]); }
+            if let Some(hv) = h(v >> 16) { prop_assert!(v > hv); }
+        }
+    }
+}

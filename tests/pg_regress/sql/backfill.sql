@@ -153,6 +153,22 @@ SELECT count(*) AS still_null FROM orders WHERE id IS NULL;
 -- a DO block at the top level may call it
 DO $$ BEGIN CALL hlculid_backfill('orders', 'id', 'created_at', 65000); END $$;
 SELECT count(*) AS still_null FROM orders WHERE id IS NULL;
+-- the run's fixed search_path ends with it: the caller's transaction goes on with its own
+-- path (0.3.0 left pg_catalog, pg_temp in force until the caller's transaction ended)
+UPDATE orders SET id = NULL WHERE note = 'row 7';
+SET search_path = public, pg_temp;
+DO $$
+DECLARE
+    before text := current_setting('search_path');
+BEGIN
+    CALL hlculid_backfill('orders', 'id', 'created_at', 65000);
+    RAISE NOTICE 'search_path unchanged within the transaction: %', current_setting('search_path') = before;
+    -- unqualified names resolve as before the call
+    PERFORM count(*) FROM orders;
+END $$;
+SHOW search_path;
+RESET search_path;
+SELECT count(*) AS still_null FROM orders WHERE id IS NULL;
 DROP VIEW wrong_view;
 DROP TABLE wrong;
 DROP TABLE orders;
@@ -173,3 +189,29 @@ SELECT count(*) AS n, count("user") AS filled,
        array_agg((r, "more") ORDER BY "user") = array_agg((r, "more") ORDER BY ms, r, "more") AS in_time_and_key_order
 FROM "order";
 DROP TABLE kc, "order";
+-- hlculid_backfill_ids: the ids of one batch by the clock's rule, for times in ascending order:
+-- the counter counts within a millisecond, starts at 0 in the next
+SELECT hlculid_ts(i), hlculid_counter(i), hlculid_publisher(i)
+FROM hlculid_backfill_ids(ARRAY['2024-01-01 00:00:00.001+00', '2024-01-01 00:00:00.0019+00',
+                               '2024-01-01 00:00:00.003+00']::timestamptz[], 7) i;
+-- above the largest held id of the same publisher in each millisecond (publisher 8's ignored)
+SELECT hlculid_counter(i)
+FROM hlculid_backfill_ids('{2024-01-01 00:00:00.001+00, 2024-01-01 00:00:00.001+00}', 7,
+     ARRAY[hlculid_from_parts('2024-01-01 00:00:00.001+00', 9, 7, 0), hlculid_from_parts('2024-01-01 00:00:00.001+00', 3, 7, 0),
+           hlculid_from_parts('2024-01-01 00:00:00.001+00', 20, 8, 0), NULL]) i;
+-- a full counter carries into the next millisecond, past what is held there
+SELECT hlculid_ts(i), hlculid_counter(i)
+FROM hlculid_backfill_ids('{2024-01-01 00:00:00.001+00}', 7,
+     ARRAY[hlculid_from_parts('2024-01-01 00:00:00.001+00', 65535, 7, 0), hlculid_from_parts('2024-01-01 00:00:00.002+00', 4, 7, 0)]) i;
+-- no times, or a NULL argument (STRICT): no ids
+SELECT (SELECT count(*) FROM hlculid_backfill_ids('{}', 7)) AS none,
+       (SELECT count(*) FROM hlculid_backfill_ids(NULL, 7)) AS null_times,
+       (SELECT count(*) FROM hlculid_backfill_ids('{2024-01-01+00}', NULL)) AS null_publisher,
+       (SELECT count(*) FROM hlculid_backfill_ids('{2024-01-01+00}', 7, NULL)) AS null_held;
+SELECT err($$SELECT hlculid_backfill_ids('{2024-01-01+00, NULL}', 7)$$);
+SELECT err($$SELECT hlculid_backfill_ids('{2024-01-02+00, 2024-01-01+00}', 7)$$);
+SELECT err($$SELECT hlculid_backfill_ids('{2024-01-01+00}', -1)$$);
+SELECT err($$SELECT hlculid_backfill_ids('{2024-01-01+00}', 65536)$$);
+SELECT err($$SELECT hlculid_backfill_ids('{infinity}', 7)$$);
+SELECT err($$SELECT hlculid_backfill_ids('{1969-12-31 23:59:59+00}', 7)$$);
+SELECT err($$SELECT hlculid_backfill_ids('{10889-08-02 05:31:50.655+00}', 7, ARRAY[hlculid_from_parts('10889-08-02 05:31:50.655+00', 65535, 7, 0)])$$);

@@ -1,0 +1,240 @@
+-- `hlculid_backfill`: fills the NULL ids of an existing table from a time column, in batches,
+-- each committed on its own, with a publisher id of the caller's (one reserved for backfills,
+-- so `hlculid_publisher(id)` tells backfilled rows from live ones).
+--
+-- - Order: ids follow (time, then the primary key, else tableoid and ctid), taken once in one
+--   snapshot at the start (the loop's cursor is materialised at the first commit).
+-- - Uniqueness within and across runs: the ids of a batch come from the extension's
+--   `hlculid_backfill_ids` (src/generate_at.rs, the rule in core's `clock::backfill_batch`): the
+--   clock's send rule, `max(last + 1, ms << 16)` with a full counter carrying into the next
+--   millisecond, stepping over the largest id of this publisher already in the table in every
+--   millisecond it enters (looked up per batch over its time span: with the id index, first
+--   whether the span holds any at all). Batches of one table are serialised by an advisory
+--   lock, so two runs at once never read the same largest id.
+-- - Locks: each batch is one UPDATE of its rows by (tableoid, ctid) and a COMMIT, so no lock
+--   outlives a batch, and ROW EXCLUSIVE never blocks other writers. A row changed by another
+--   session meanwhile (so at another ctid) is skipped, and a later pass takes it; rows inserted
+--   meanwhile with `DEFAULT hlculid_generate()` are not NULL, so they keep their live ids.
+-- - A procedure with a `SET` clause cannot commit, so the fixed `search_path` is set with
+--   `set_config(..., true)` at the start of every transaction of the run, and the caller's is set
+--   back the same way as the run's last step: the caller's transaction (a DO block or procedure
+--   that called it) goes on with its own path. The extension's own objects are
+--   schema-qualified (`@extschema@`) and the declared types are pg_catalog's.
+
+CREATE OR REPLACE PROCEDURE hlculid_backfill(tbl regclass, id_column name, ts_column name,
+    publisher int4, batch_size int4 DEFAULT 10000)
+LANGUAGE plpgsql
+AS $fn$
+DECLARE
+    caller_path pg_catalog.text;
+    kind pg_catalog."char";
+    id_type pg_catalog.oid;
+    ts_type pg_catalog.oid;
+    id_num pg_catalog.int2;
+    valid pg_catalog.text;
+    ts_expr pg_catalog.text;
+    order_key pg_catalog.text;
+    held_q pg_catalog.text;
+    busy_q pg_catalog.text;
+    has_index pg_catalog.bool;
+    busy pg_catalog.bool := true;
+    n_null pg_catalog.int8;
+    n_out pg_catalog.int8;
+    earliest pg_catalog.text;
+    latest pg_catalog.text;
+    b record;
+    n pg_catalog.int4;
+    rv pg_catalog.oid[];
+    cv pg_catalog.tid[];
+    tsv pg_catalog.timestamptz[];
+    known_to pg_catalog.timestamptz;
+    held @extschema@.hlculid[];
+    ids @extschema@.hlculid[];
+    filled pg_catalog.int8;
+    pass_found pg_catalog.int8;
+    pass_filled pg_catalog.int8;
+    batches pg_catalog.int8 := 0;
+    total pg_catalog.int8 := 0;
+    passes pg_catalog.int4 := 0;
+    left_null pg_catalog.int8;
+
+BEGIN
+    -- the caller's search_path, set again as the run's last step
+    caller_path := pg_catalog.current_setting('search_path');
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+
+    -- every argument and the table's shape, before anything is read or changed
+    IF tbl IS NULL OR id_column IS NULL OR ts_column IS NULL OR publisher IS NULL OR batch_size IS NULL THEN
+        RAISE EXCEPTION 'argument "%" of hlculid_backfill must not be null',
+            CASE WHEN tbl IS NULL THEN 'tbl' WHEN id_column IS NULL THEN 'id_column'
+                 WHEN ts_column IS NULL THEN 'ts_column' WHEN publisher IS NULL THEN 'publisher'
+                 ELSE 'batch_size' END
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = tbl;
+    IF kind IS NULL OR kind NOT IN ('r', 'p') THEN
+        RAISE EXCEPTION '"%" is not a table', tbl::text
+            USING ERRCODE = 'wrong_object_type';
+    END IF;
+    SELECT a.atttypid, a.attnum INTO id_type, id_num FROM pg_attribute a
+    WHERE a.attrelid = tbl AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation "%" does not exist', id_column, tbl::text
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF id_type <> '@extschema@.hlculid'::regtype THEN
+        RAISE EXCEPTION 'column "%" of table "%" is of type %, not hlculid', id_column, tbl::text, format_type(id_type, NULL)
+            USING ERRCODE = 'datatype_mismatch';
+    END IF;
+    SELECT a.atttypid INTO ts_type FROM pg_attribute a
+    WHERE a.attrelid = tbl AND a.attname = ts_column AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation "%" does not exist', ts_column, tbl::text
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF ts_type NOT IN ('timestamptz'::regtype, 'timestamp'::regtype) THEN
+        RAISE EXCEPTION 'column "%" of table "%" is of type %, not timestamptz or timestamp', ts_column, tbl::text, format_type(ts_type, NULL)
+            USING ERRCODE = 'datatype_mismatch',
+                  HINT = 'Add a timestamptz column computed from it, and backfill from that.';
+    END IF;
+    IF publisher NOT BETWEEN 0 AND 65535 THEN
+        RAISE EXCEPTION 'hlculid publisher % is out of range', publisher
+            USING ERRCODE = 'numeric_value_out_of_range',
+                  DETAIL = 'The publisher field must be between 0 and 65535.';
+    END IF;
+    IF batch_size < 1 THEN
+        RAISE EXCEPTION 'hlculid_backfill cannot make batches of % rows', batch_size
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'batch_size must be at least 1.';
+    END IF;
+
+    -- a timestamp without time zone is read as UTC, so ids keep exactly the column's order
+    valid := format('extract(epoch FROM %1$I) >= 0 AND extract(epoch FROM %1$I) < 281474976710.656', ts_column);
+    ts_expr := format(CASE WHEN ts_type = 'timestamp'::regtype THEN '(t.%I AT TIME ZONE ''UTC'')' ELSE 't.%I' END, ts_column);
+    -- qualified: in the pass's query a bare name would bind to its output columns (r, c, ms,
+    -- more) in ORDER BY and to the table's in WINDOW, two different orders
+    SELECT string_agg(format('t.%I', a.attname), ', ' ORDER BY k.i) INTO order_key
+    FROM pg_index x, unnest(x.indkey::int2[]) WITH ORDINALITY k(attnum, i)
+    JOIN pg_attribute a ON a.attnum = k.attnum
+    WHERE x.indrelid = tbl AND x.indisprimary AND a.attrelid = tbl;
+    order_key := format('t.%I, ', ts_column) || coalesce(order_key, 't.tableoid, t.ctid');
+
+    -- rows that cannot get an id: refused before anything changes
+    EXECUTE format('SELECT count(*) FILTER (WHERE %1$I IS NULL),
+                           count(*) FILTER (WHERE %1$I IS NOT NULL AND NOT (%2$s)),
+                           min(%1$I) FILTER (WHERE NOT (%2$s))::text,
+                           max(%1$I) FILTER (WHERE NOT (%2$s))::text
+                    FROM %3$s WHERE %4$I IS NULL', ts_column, valid, tbl, id_column)
+        INTO n_null, n_out, earliest, latest;
+    IF n_null > 0 THEN
+        RAISE EXCEPTION 'cannot backfill % rows of table "%": their % is null', n_null, tbl::text, ts_column
+            USING ERRCODE = 'null_value_not_allowed',
+                  DETAIL = 'Each id is made from its row''s time. Nothing was changed.',
+                  HINT = 'Give those rows a time, or their ids another way, and run it again.';
+    END IF;
+    IF n_out > 0 THEN
+        RAISE EXCEPTION 'cannot backfill % rows of table "%": their % is outside hlculid''s time range', n_out, tbl::text, ts_column
+            USING ERRCODE = 'datetime_field_overflow',
+                  DETAIL = format('The earliest is %s and the latest %s; hlculid timestamps run from 1970-01-01 00:00:00+00 to 10889-08-02 05:31:50.655+00. Nothing was changed.', earliest, latest),
+                  HINT = 'Give those rows a time in the range, or their ids another way, and run it again.';
+    END IF;
+
+    -- the ids this publisher already holds in the milliseconds $1 .. $2 (the largest of each);
+    -- with an index on the ids, a batch first asks busy_q whether that span holds any at all
+    -- (stopping at the first, an index range scan), and only then held_q
+    held_q := format(
+        'SELECT coalesce(array_agg(g.mx), ''{}'') FROM (
+             SELECT @extschema@.max(t.%1$I) AS mx FROM %2$s t
+             WHERE t.%1$I OPERATOR(@extschema@.>=) @extschema@.hlculid_min($1)
+               AND t.%1$I OPERATOR(@extschema@.<=) @extschema@.hlculid_max($2)
+               AND @extschema@.hlculid_publisher(t.%1$I) = $3
+             GROUP BY @extschema@.hlculid_ts(t.%1$I)) g', id_column, tbl);
+    busy_q := format(
+        'SELECT EXISTS (SELECT FROM %2$s t
+             WHERE t.%1$I OPERATOR(@extschema@.>=) @extschema@.hlculid_min($1)
+               AND t.%1$I OPERATOR(@extschema@.<=) @extschema@.hlculid_max($2)
+               AND @extschema@.hlculid_publisher(t.%1$I) = $3)', id_column, tbl);
+    has_index := EXISTS (
+        SELECT FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_am am ON am.oid = i.relam
+        WHERE x.indrelid = tbl AND x.indkey[0] = id_num AND am.amname = 'btree'
+          AND x.indpred IS NULL AND x.indisvalid);
+
+    -- outside a transaction block this ends the checks' transaction; inside one it fails
+    -- (2D000) before anything has changed
+    COMMIT;
+    caller_path := pg_catalog.current_setting('search_path');
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+
+    -- passes (at most 3) until one fills every row it found: a row another session changed
+    -- during a pass (so at another ctid) is left for the next one
+    LOOP
+        passes := passes + 1;
+        pass_found := 0;
+        pass_filled := 0;
+        n := 0;
+        -- the rows in order, `more` false on the last; the cursor is kept (materialised) at
+        -- the first COMMIT, so the order is the one of this pass's snapshot
+        FOR b IN EXECUTE format(
+            'SELECT t.tableoid AS r, t.ctid AS c, %1$s AS ts, lead(true, 1, false) OVER w AS more
+             FROM %2$s t WHERE t.%3$I IS NULL AND %4$s
+             WINDOW w AS (ORDER BY %5$s) ORDER BY %5$s', ts_expr, tbl, id_column, valid, order_key)
+        LOOP
+            n := n + 1;
+            rv[n] := b.r;
+            cv[n] := b.c;
+            tsv[n] := b.ts;
+            CONTINUE WHEN n < batch_size AND b.more;
+
+            PERFORM pg_advisory_xact_lock(hashtext('hlculid_backfill'), tbl::oid::int4);
+            -- the ids, from the extension's clock rule (hlculid_backfill_ids), above the ones
+            -- this publisher holds in each millisecond they land in: known for the batch's span
+            -- first, and again up to where the ids end whenever a full counter carried them
+            -- past it, until they end within what is known
+            known_to := tsv[n];
+            LOOP
+                IF has_index THEN
+                    EXECUTE busy_q INTO STRICT busy USING tsv[1], known_to, publisher;
+                END IF;
+                IF has_index AND NOT busy THEN
+                    held := '{}';
+                ELSE
+                    EXECUTE held_q INTO STRICT held USING tsv[1], known_to, publisher;
+                END IF;
+                ids := ARRAY(SELECT u.id FROM @extschema@.hlculid_backfill_ids(tsv, publisher, held) WITH ORDINALITY u(id, i) ORDER BY u.i);
+                EXIT WHEN ids[n] OPERATOR(@extschema@.<=) @extschema@.hlculid_max(known_to);
+                known_to := @extschema@.hlculid_ts(ids[n]);
+            END LOOP;
+            EXECUTE format(
+                'UPDATE %1$s t SET %2$I = u.id
+                 FROM (SELECT * FROM unnest($1, $2, $3) u(r, c, id) ORDER BY 1, 2) u
+                 WHERE t.tableoid = u.r AND t.ctid = u.c AND t.%2$I IS NULL', tbl, id_column)
+                USING rv, cv, ids;
+            GET DIAGNOSTICS filled = ROW_COUNT;
+            pass_found := pass_found + n;
+            pass_filled := pass_filled + filled;
+            batches := batches + 1;
+            n := 0;
+            rv := '{}';
+            cv := '{}';
+            tsv := '{}';
+            COMMIT;
+            caller_path := pg_catalog.current_setting('search_path');
+            PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+        END LOOP;
+        total := total + pass_filled;
+        EXIT WHEN pass_filled = pass_found OR passes = 3;
+    END LOOP;
+    RAISE NOTICE 'hlculid_backfill filled % rows of table "%" in % batches', total, tbl::text, batches;
+    IF pass_filled < pass_found THEN
+        EXECUTE format('SELECT count(*) FROM %s t WHERE t.%I IS NULL AND %s', tbl, id_column, valid) INTO left_null;
+        IF left_null > 0 THEN
+            RAISE WARNING '% rows of table "%" still have no id: other sessions changed them during each of % passes', left_null, tbl::text, passes
+                USING HINT = 'Run hlculid_backfill again when they are left alone.';
+        END IF;
+    END IF;
+    -- the pinned path ends with the run: the caller's transaction goes on with its own
+    PERFORM pg_catalog.set_config('search_path', caller_path, true);
+END
+$fn$;
+
+COMMENT ON FUNCTION hlculid_backfill_ids(timestamptz[], integer, hlculid[]) IS 'the ids of one batch of a backfill: for times in ascending order, increasing, each in its time''s millisecond (unless a full counter carried), of the given publisher, above the given ids of that publisher in each millisecond';
