@@ -157,8 +157,12 @@ class Cluster:
     # -- clock -------------------------------------------------------------------------
     def set_clock(self, spec):
         """libfaketime spec: '+0', '-5' (seconds), or an absolute '2026-01-01 00:00:00' to freeze."""
-        self.faketime_file.write_text(spec + "\n")
-        os.chmod(self.faketime_file, 0o644)
+        # written aside and renamed: libfaketime re-reads the file at every clock call, and a
+        # reader between a truncation and the write would see the real time for a moment
+        tmp = self.faketime_file.with_name(self.faketime_file.name + ".new")
+        tmp.write_text(spec + "\n")
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, self.faketime_file)
 
     def _env(self):
         if not self.faketime:

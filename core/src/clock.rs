@@ -19,6 +19,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// Largest backward step of the wall clock, in ms, that passes without a warning.
 pub const BACKWARD_STEP_THRESHOLD_MS: u64 = 10;
 
+/// `last_wall_ms` holds the last wall clock reading in its low 48 bits and, above them, a count
+/// of the backward steps recorded (mod 2^16): a reading raises the mark only while no step was
+/// recorded since the mark was loaded before that reading (see `note_wall`).
+const WALL_MS_BITS: u32 = 48;
+const WALL_MS_MASK: u64 = (1 << WALL_MS_BITS) - 1;
+
 /// The run-ahead bound of a new clock: the server's default `hlculid.max_clock_skew`.
 pub const DEFAULT_MAX_RUN_AHEAD_MS: u64 = 500;
 
@@ -200,11 +206,28 @@ impl SharedClock {
     /// after ours was taken (while this process was preempted, or wrote the high-water mark)
     /// says nothing about the clock, and comparing against it gave false warnings.
     fn note_wall(&self, now_ms: u64, seen: u64) -> Option<u64> {
-        if now_ms > seen {
-            self.last_wall_ms.fetch_max(now_ms, Ordering::Release);
-            return None;
+        let seen_ms = seen & WALL_MS_MASK;
+        if now_ms > seen_ms {
+            // Raise the mark to our reading, unless a step was recorded since `seen` was loaded:
+            // our reading may then have been taken before that step (and reported after it), and
+            // a mark raised back to it would make the next caller report the same step again.
+            let mut cur = seen;
+            loop {
+                if cur >> WALL_MS_BITS != seen >> WALL_MS_BITS || cur & WALL_MS_MASK >= now_ms {
+                    return None;
+                }
+                match self.last_wall_ms.compare_exchange_weak(
+                    cur,
+                    (cur & !WALL_MS_MASK) | now_ms,
+                    Ordering::Release,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => return None,
+                    Err(actual) => cur = actual,
+                }
+            }
         }
-        let step = seen - now_ms;
+        let step = seen_ms - now_ms;
         if step <= BACKWARD_STEP_THRESHOLD_MS {
             return None;
         }
@@ -215,11 +238,12 @@ impl SharedClock {
         // (`seen` is a real earlier reading, so raising the anchor to it is harmless even when
         // another caller reports this step.)
         self.anchor
-            .fetch_max((seen << 16).min(EXHAUSTED), Ordering::AcqRel);
+            .fetch_max((seen_ms << 16).min(EXHAUSTED), Ordering::AcqRel);
         // Only the caller that moves the mark down from what it saw reports the step, so it is
-        // reported once.
+        // reported once; the mark's step count goes up with it.
+        let stepped = (seen >> WALL_MS_BITS).wrapping_add(1) << WALL_MS_BITS;
         self.last_wall_ms
-            .compare_exchange(seen, now_ms, Ordering::Release, Ordering::Relaxed)
+            .compare_exchange(seen, stepped | now_ms, Ordering::Release, Ordering::Relaxed)
             .ok()
             .map(|_| {
                 self.backward_jumps.fetch_add(1, Ordering::Relaxed);
@@ -449,7 +473,7 @@ impl SharedClock {
         Stats {
             logical: self.logical.load(Ordering::Acquire),
             reserved: self.reserved.load(Ordering::Acquire),
-            last_wall_ms: self.last_wall_ms.load(Ordering::Relaxed),
+            last_wall_ms: self.last_wall_ms.load(Ordering::Relaxed) & WALL_MS_MASK,
             backward_jumps: self.backward_jumps.load(Ordering::Relaxed),
             overflows: self.overflows.load(Ordering::Relaxed),
             observes: self.observes.load(Ordering::Relaxed),

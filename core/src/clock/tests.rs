@@ -89,6 +89,26 @@ fn a_reading_recorded_after_ours_is_no_backward_step() {
 }
 
 #[test]
+fn a_reading_taken_before_a_step_and_reported_after_it_reports_no_second_step() {
+    // This process reads 10_001 just before the wall clock steps back 5 s; another process sees
+    // the step and reports it while our reading is still in flight.
+    let c = open_clock(0);
+    c.tick(10_000).unwrap();
+    let (_, t) = c.tick_reading(|| {
+        assert_eq!(c.tick(5_000).unwrap().backward_step_ms, Some(5_000));
+        10_001
+    });
+    assert_eq!(t.unwrap().backward_step_ms, None);
+    // our stale reading did not raise the mark back, so the next reading is no new step
+    assert_eq!(c.tick(5_010).unwrap().backward_step_ms, None);
+    assert_eq!(c.stats().backward_jumps, 1);
+    assert_eq!(c.stats().last_wall_ms, 5_010);
+    // and a later real step is reported again
+    assert_eq!(c.tick(1_000).unwrap().backward_step_ms, Some(4_010));
+    assert_eq!(c.stats().backward_jumps, 2);
+}
+
+#[test]
 fn small_backward_noise_is_not_a_step() {
     let c = open_clock(0);
     tick(&c, 5000);
