@@ -69,7 +69,8 @@ fn hlculid_random(id: Hlculid) -> i64 {
     id.0.random() as i64
 }
 
-fn part_out_of_range(field: Field, shown: String) -> ! {
+/// 22003 for a field of an id given out of its range, showing the value given.
+pub(crate) fn part_out_of_range(field: Field, shown: String) -> ! {
     UserError::new(
         Condition::FieldOutOfRange,
         format!("hlculid {} {shown} is out of range", field.name()),

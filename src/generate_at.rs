@@ -3,12 +3,12 @@
 use crate::backend_local::{random48, BackendLocal};
 use crate::datum::Hlculid;
 use crate::errors::{Condition, UserError};
-use crate::extract::ts_to_ms;
+use crate::extract::{part_out_of_range, ts_to_ms};
 use crate::server_clock;
 use crate::{settings, shmem};
 use hlculid_core::clock::{backfill_batch, Backfill};
 use hlculid_core::durable::Refusal;
-use hlculid_core::Id;
+use hlculid_core::{Field, Id};
 use pgrx::prelude::*;
 use std::collections::HashMap;
 
@@ -49,14 +49,8 @@ fn hlculid_backfill_ids(
     publisher: i32,
     held: default!(Array<'_, Hlculid>, "'{}'"),
 ) -> SetOfIterator<'static, Hlculid> {
-    let publisher = u16::try_from(publisher).unwrap_or_else(|_| {
-        UserError::new(
-            Condition::FieldOutOfRange,
-            format!("hlculid publisher {publisher} is out of range"),
-        )
-        .detail("The publisher field must be between 0 and 65535.")
-        .raise()
-    });
+    let publisher = u16::try_from(publisher)
+        .unwrap_or_else(|_| part_out_of_range(Field::Publisher, publisher.to_string()));
     let mut ms = Vec::with_capacity(ts.len());
     for t in ts.iter() {
         let Some(t) = t else {

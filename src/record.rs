@@ -70,15 +70,23 @@ pub unsafe fn fast(
     if p.is_null() {
         return None;
     }
-    // SAFETY: p has t.len bytes; the template holds t.len bytes; each offset + width is within
-    // t.len (checked when the template was made).
+    // SAFETY: p has t.len bytes.
+    unsafe { fill(t, p, values, widths) };
+    Some(pg_sys::Datum::from(p))
+}
+
+/// Copies the template into `p` and writes `values` at their offsets.
+///
+/// # Safety
+/// `p` has `t.len` bytes; `t` checked out (`ok`: each offset + width is within `t.len`).
+unsafe fn fill(t: &Template, p: *mut u8, values: &[i64], widths: &Widths) {
+    // SAFETY: as the caller promises; the template holds t.len bytes.
     unsafe {
         std::ptr::copy_nonoverlapping(t.bytes.as_ptr(), p, t.len);
         for (i, (&v, &w)) in values.iter().zip(widths).enumerate() {
             write(p.add(t.offsets[i]), w, v);
         }
     }
-    Some(pg_sys::Datum::from(p))
 }
 
 /// The record of `values` (the guarded path): makes the call site's template on its first call,
@@ -106,10 +114,7 @@ pub unsafe fn form(
         if t.ok {
             // memory was short: the raising allocator reports it
             let p = pg_sys::palloc(t.len).cast::<u8>();
-            std::ptr::copy_nonoverlapping(t.bytes.as_ptr(), p, t.len);
-            for (i, (&v, &w)) in values.iter().zip(widths).enumerate() {
-                write(p.add(t.offsets[i]), w, v);
-            }
+            fill(t, p, values, widths);
             return pg_sys::Datum::from(p);
         }
         let tuple = form_tuple(fcinfo, values, widths);

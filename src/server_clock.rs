@@ -97,19 +97,22 @@ pub fn take(n: u64) -> Tick {
 /// The transaction holds the horizon first (src/horizon.rs): its ids are below every horizon
 /// until it ends.
 pub fn take_batch(n: u64, counter_values: u64) -> Tick {
+    finish(try_take_batch(n, counter_values))
+}
+
+/// The clock's answer for a batch, after the transaction holds the horizon.
+fn try_take_batch(n: u64, counter_values: u64) -> Result<Tick, Refusal<MarkError>> {
     let clock = durable();
     horizon::hold();
-    finish(clock.take_batch(n, counter_values, now_ms, pace))
+    clock.take_batch(n, counter_values, now_ms, pace)
 }
 
 /// The batch of `n` values a SQL function (`function`, for the message) asked for: the clock
 /// itself enforces the one batch limit ([`MAX_BATCH`]) and refuses anything outside it with
 /// nothing taken, raised here as 22023 naming the function and the count.
 pub fn take_batch_for(function: &str, n: i32, counter_values: u64) -> Tick {
-    let clock = durable();
-    horizon::hold();
     // a negative count is refused as the empty batch is
-    match clock.take_batch(u64::try_from(n).unwrap_or(0), counter_values, now_ms, pace) {
+    match try_take_batch(u64::try_from(n).unwrap_or(0), counter_values) {
         Err(Refusal::BadBatch) => UserError::new(
             Condition::InvalidParameter,
             format!("{function} cannot make {n} ids"),
