@@ -8,7 +8,9 @@
 #                            sql/hlculid--B.sql (scripts/schema-check.sh --bless writes it);
 #   --@function NAME replace the same, as CREATE OR REPLACE FUNCTION (an existing function
 #                            whose declaration changes: same argument names and result).
-# So each object's SQL is written once. Run it after blessing the install script.
+# So each object's SQL is written once. Run it after blessing the install script. Once B is
+# released (its install script frozen in sql/released/), sql/hlculid--A--B.sql is released text
+# too: it is never written again and --check leaves it alone, whatever its sources say now.
 # Usage: scripts/gen-sql.sh           rewrites every generated script
 #        scripts/gen-sql.sh --check   fails (listing the difference) when a committed generated
 #                                     script is not what its template and sources generate
@@ -17,8 +19,10 @@ cd "$(dirname "$0")/.."
 install_function() { # install_function TEMPLATE NAME [replace]: NAME's blocks of the install script
   local target=${1##*/}
   target=${target%.sql.in}
-  target=sql/hlculid--${target##*--}.sql
-  [ -f "$target" ] || { echo "gen-sql: $1: no $target to take $2 from" >&2; return 1; }
+  target=${target##*--}
+  if [ -f "sql/hlculid--$target.sql" ]; then target=sql/hlculid--$target.sql
+  else target=sql/released/hlculid--$target.sql; fi
+  [ -f "$target" ] || { echo "gen-sql: $1: no sql/hlculid--${target##*--} (nor one in sql/released/) to take $2 from" >&2; return 1; }
   awk -v name="$2" -v replace="$3" '
     /^\/\* <begin connected objects> \*\/$/ { inblk = 1; keep = 0; buf = ""; next }
     /^\/\* <\/end connected objects> \*\/$/ { if (keep) { printf "%s\n%c", buf, 0; found++ } inblk = 0; next }
@@ -50,6 +54,10 @@ shopt -s nullglob
 for tpl in sql/src/upgrade/*.sql.in; do
   base=$(basename "$tpl" .sql.in)
   out=sql/hlculid--$base.sql
+  if [ -e "sql/released/hlculid--${base##*--}.sql" ]; then
+    echo "gen-sql: $out is released (${base##*--} is frozen in sql/released/): left as it is"
+    continue
+  fi
   tmp=$(mktemp)
   expand "$tpl" >"$tmp" || { rm -f "$tmp"; exit 1; }
   if [ "${1:-}" = --check ]; then

@@ -9,12 +9,15 @@
 #     own steps) and checks the dated CHANGELOG section, META.json and the artifact names it prints;
 #   - begins a fake next version with --bump and checks every place it sets, the frozen install
 #     script, the opened upgrade script, Cargo.lock (cargo metadata --locked), and that the
-#     checks pass for it; and that the refusals refuse (an unreleased bump, a wrong version,
+#     checks pass for it, the generated SQL (gen-sql.sh --check: the opened template, the released
+#     upgrade script never rewritten) and the schema check on the SQL this run's builds generated
+#     (when make test has built); and that the refusals refuse (an unreleased bump, a wrong version,
 #     a missing upgrade script).
 # Prints "All N tests passed" (counted by scripts/test.sh).
 set -uo pipefail
 . "$(dirname "$0")/env.sh"
 cd "$REPO"
+main_run_root=$RUN_ROOT # where this checkout's builds left the SQL they generated
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 clone=$scratch/hlculid
@@ -175,6 +178,32 @@ PY
     && ok "docs/: artifact names moved, upgrade-script prose kept" || bad "docs/ rewrite"
   grep -q '"release_status": "unstable"' META.json && grep -q "\"file\": \"sql/hlculid--$next.sql\"" META.json \
     && ok "META.json: unstable, the new install script" || bad "META.json after the bump"
+  [ -f "sql/src/upgrade/$v--$next.sql.in" ] && ok "the bump opens the template sql/src/upgrade/$v--$next.sql.in" \
+    || bad "the bump opens the template sql/src/upgrade/$v--$next.sql.in"
+  grep -q "^--@include skipsupport.sql" "sql/src/upgrade/$v--$next.sql.in" 2>/dev/null \
+    && ok "the template includes the skip-support step" || bad "the template includes the skip-support step"
+  expect_ok "generated SQL after the release and the bump (gen-sql.sh --check)" scripts/gen-sql.sh --check
+  # a later edit of a source goes into the open upgrade script, never into a released one
+  released_up=$(ls sql/hlculid--*--"$v".sql)
+  before=$(cat $released_up)
+  echo "-- a later change" >>sql/src/skipsupport.sql
+  expect_fail "an edited source asks for the open upgrade script only" "sql/hlculid--$v--$next.sql is not what" scripts/gen-sql.sh --check
+  expect_ok "gen-sql.sh writes the open upgrade script" scripts/gen-sql.sh
+  [ "$(cat $released_up)" = "$before" ] && ok "the released $released_up is left as it is" || bad "the released $released_up was rewritten"
+  grep -q "^-- a later change" "sql/hlculid--$v--$next.sql" && ok "the open upgrade script takes the edited source" \
+    || bad "the open upgrade script takes the edited source"
+  git checkout -q -- sql/src/skipsupport.sql && scripts/gen-sql.sh >/dev/null
+  # the install script of the next version is the released one until the SQL surface changes:
+  # the SQL this run's builds generated (make test builds before this step) must match it
+  if ls "$main_run_root"/schema-*.sql >/dev/null 2>&1; then
+    ln -sfn "$REPO/.venv" .venv
+    expect_ok "schema check after the bump (the builds' SQL)" env HLCULID_SCRATCH="$main_run_root" \
+      HLCULID_TEST_PG="$(ls "$main_run_root"/schema-*.sql | sed 's/.*schema-\([0-9]*\)\.sql/\1/' | xargs)" \
+      scripts/schema-check.sh --built
+    rm -f .venv
+  else
+    echo "skipped: schema check after the bump (no build of this run in $main_run_root)"
+  fi
   expect_ok "check-versions after the bump" scripts/check-versions.sh
   expect_ok "release --check after the bump" scripts/release.sh --check
   expect_ok "PGXN META.json after the bump" scripts/check-meta.sh

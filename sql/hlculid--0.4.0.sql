@@ -1638,6 +1638,7 @@ CREATE FUNCTION hlculid_read(table_row anyelement, after @extschema@.hlculid,
                              max_rows int4 DEFAULT 1000, id_column name DEFAULT 'id')
 RETURNS SETOF anyelement
 LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
     rel regclass;

@@ -339,10 +339,20 @@ fn load_prepared(h: &'static Header) {
     if h.prepared_loaded.load(Ordering::Acquire) {
         return;
     }
-    // Those prepared before this shared memory was made; later ones hold by themselves.
+    // A standby (or a server replaying WAL) shows no prepared transaction yet: load nothing and
+    // latch nothing until recovery is over.
+    // SAFETY: reads a shared-memory flag; callable in any backend.
+    if unsafe { pg_sys::RecoveryInProgress() } {
+        return;
+    }
+    // Those prepared before this shared memory was made; later ones hold by themselves. The
+    // result is shared by every session, so no name resolves through the caller's search_path,
+    // and an error is raised, never read as "none".
     let query = format!(
-        "SELECT transaction::text::int8 FROM pg_catalog.pg_prepared_xacts \
-         WHERE prepared < '2000-01-01 00:00:00+00'::timestamptz + interval '{} microseconds'",
+        "SELECT p.transaction::pg_catalog.text::pg_catalog.int8 FROM pg_catalog.pg_prepared_xacts p \
+         WHERE p.prepared OPERATOR(pg_catalog.<) \
+               '2000-01-01 00:00:00+00'::pg_catalog.timestamptz \
+               OPERATOR(pg_catalog.+) '{} microseconds'::pg_catalog.interval",
         h.started_at
     );
     let xids: Vec<u32> = Spi::connect(|client| {
@@ -352,7 +362,13 @@ fn load_prepared(h: &'static Header) {
                 .collect()
         })
     })
-    .unwrap_or_default();
+    .unwrap_or_else(|e| {
+        UserError::new(
+            Condition::Internal,
+            format!("hlculid could not list the prepared transactions: {e}"),
+        )
+        .raise()
+    });
     if !xids.is_empty() {
         let floor = match persist_load_floor() {
             Some(f) => f,

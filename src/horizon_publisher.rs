@@ -39,6 +39,7 @@ pub extern "C-unwind" fn hlculid_horizon_publisher_main(_arg: pg_sys::Datum) {
         }
     };
     BackgroundWorker::connect_worker_to_spi(Some(&db), None);
+    pin_search_path();
     log!("hlculid: publishing this server's horizon in database \"{db}\"");
     let mut missing_logged = false;
     loop {
@@ -65,22 +66,56 @@ pub extern "C-unwind" fn hlculid_horizon_publisher_main(_arg: pg_sys::Datum) {
     }
 }
 
-/// Writes the row through the extension's own function, in the extension's schema; false when
-/// the extension (at 0.4.0 or later) is not installed in this database.
-fn publish() -> bool {
-    let function = Spi::get_one::<String>(
-        "SELECT quote_ident(n.nspname) || '.hlculid_publish_horizon()' FROM pg_catalog.pg_extension e \
-         JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace \
-         WHERE e.extname = 'hlculid' \
-           AND to_regprocedure(quote_ident(n.nspname) || '.hlculid_publish_horizon()') IS NOT NULL",
-    )
-    .ok()
-    .flatten();
-    match function {
-        Some(f) => {
-            Spi::run(&format!("SELECT {f}")).unwrap_or_else(|e| panic!("{e}"));
-            true
-        }
-        None => false,
+/// The worker runs as the bootstrap superuser in a database whose owner may own `public`: no
+/// name of its SQL may resolve through a schema another role can write. Only `pg_catalog` (and
+/// `pg_temp` last, where it cannot shadow a function or operator) is searched, and every name
+/// below is qualified as well.
+fn pin_search_path() {
+    // SAFETY: sets a GUC by its C name and value (both NUL-terminated statics) in a backend
+    // connected to its database; a bad value would raise, and this one is fixed.
+    unsafe {
+        pg_sys::SetConfigOption(
+            c"search_path".as_ptr(),
+            c"pg_catalog, pg_temp".as_ptr(),
+            pg_sys::GucContext::PGC_SUSET,
+            pg_sys::GucSource::PGC_S_SESSION,
+        );
     }
+}
+
+/// Writes the row through the extension's own function, in the extension's schema; false when
+/// the extension (at 0.4.0 or later) is not installed in this database. The function runs as the
+/// extension's owner, in a security-restricted operation (as VACUUM runs index functions as the
+/// table's owner), not as the bootstrap superuser the worker connects as.
+fn publish() -> bool {
+    let found = Spi::get_two::<String, pg_sys::Oid>(
+        "SELECT pg_catalog.quote_ident(n.nspname::pg_catalog.text) OPERATOR(pg_catalog.||) '.hlculid_publish_horizon()', \
+                e.extowner \
+         FROM pg_catalog.pg_extension e \
+         JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace \
+         WHERE e.extname OPERATOR(pg_catalog.=) 'hlculid'::pg_catalog.name \
+           AND pg_catalog.to_regprocedure(pg_catalog.quote_ident(n.nspname::pg_catalog.text) \
+                   OPERATOR(pg_catalog.||) '.hlculid_publish_horizon()') IS NOT NULL",
+    );
+    let (function, owner) = match found {
+        Ok((Some(f), Some(owner))) => (f, owner),
+        Ok(_) | Err(pgrx::spi::SpiError::InvalidPosition) => return false,
+        Err(e) => panic!("{e}"),
+    };
+    let (mut user, mut context) = (pg_sys::Oid::INVALID, 0);
+    // SAFETY: reads and sets this backend's current user, as PostgreSQL's maintenance commands
+    // do; an error in between aborts the transaction, which restores the saved user itself.
+    unsafe {
+        pg_sys::GetUserIdAndSecContext(&mut user, &mut context);
+        pg_sys::SetUserIdAndSecContext(
+            owner,
+            context
+                | pg_sys::SECURITY_LOCAL_USERID_CHANGE as i32
+                | pg_sys::SECURITY_RESTRICTED_OPERATION as i32,
+        );
+    }
+    Spi::run(&format!("SELECT {function}")).unwrap_or_else(|e| panic!("{e}"));
+    // SAFETY: as above: back to the worker's own user.
+    unsafe { pg_sys::SetUserIdAndSecContext(user, context) };
+    true
 }

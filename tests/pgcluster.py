@@ -216,13 +216,13 @@ class Cluster:
     def log(self):
         return (self.dir / "server.log").read_text(errors="replace")
 
-    def connect(self, user="postgres", autocommit=True):
-        conn = psycopg.connect(host=str(self.dir), port=self.port, user=user, dbname="postgres",
+    def connect(self, user="postgres", autocommit=True, dbname="postgres"):
+        conn = psycopg.connect(host=str(self.dir), port=self.port, user=user, dbname=dbname,
                                autocommit=autocommit)
         return conn
 
-    def sql(self, query, params=None, user="postgres"):
-        with self.connect(user=user) as c:
+    def sql(self, query, params=None, user="postgres", dbname="postgres"):
+        with self.connect(user=user, dbname=dbname) as c:
             cur = c.execute(query, params)
             return cur.fetchall() if cur.description else None
 

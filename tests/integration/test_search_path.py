@@ -1,0 +1,204 @@
+"""No SQL that hlculid runs on another role's behalf resolves a name through a schema that role
+can write (docs/security.md, "search_path"): the horizon publisher (a background worker that
+connects as the bootstrap superuser), the prepared-transaction lookup whose result every session
+shares, and the SQL helpers a superuser calls.
+
+The attacker, mallory, owns the database (so, on PostgreSQL 15+, its `public` schema) and plants
+look-alikes of the function and operator names hlculid's SQL uses: in `public`, in a schema named
+after the superuser (first on a superuser's default search_path, "$user"), and in a schema first on
+its own search_path. Each look-alike records who ran it and, run by a superuser, makes mallory one
+(what 0.4.0's worker did within a second: issue 31, items 1 and 3)."""
+
+import time
+
+import pytest
+
+# (name, argument types, result type): every name the extension's SQL calls, with the argument
+# types that beat pg_catalog's own where the call needs a cast (quote_ident(name) over
+# pg_catalog.quote_ident(text)), and the exact ones for a path that puts pg_catalog later.
+FUNCTIONS = [
+    ("quote_ident", "name", "text"), ("quote_ident", "text", "text"),
+    ("to_regprocedure", "name", "regprocedure"), ("to_regprocedure", "text", "regprocedure"),
+    ("format", "text", "text"), ("format", "text, regclass, name, name, name", "text"),
+    ("format", "text, name, name", "text"),
+    ("current_setting", "name", "text"), ("current_setting", "text", "text"),
+    ("current_setting", "text, boolean", "text"), ("set_config", "text, text, boolean", "text"),
+    ("now", "", "timestamptz"), ("clock_timestamp", "", "timestamptz"),
+    ("pg_is_in_recovery", "", "boolean"), ("current_database", "", "name"),
+    ("array_position", "int4[], int4", "int4"), ("cardinality", "int4[]", "int4"),
+    ("pg_typeof", "anyelement", "regtype"), ("make_interval", "int4", "interval"),
+    ("date_trunc", "text, timestamptz", "timestamptz"), ("to_char", "timestamptz, text", "text"),
+    ("lower", "text", "text"), ("upper", "text", "text"), ("length", "text", "int4"),
+    ("substr", "text, int4, int4", "text"), ("lpad", "text, int4, text", "text"),
+    ("int8", "text", "int8"), ("text", "xid", "text"),
+    ("hlculid_publish_horizon", "", "int4"), ("hlculid_horizon", "", "int4"),
+    ("hlculid_advance_horizon", "int4, int4", "int4"), ("hlculid_horizon_catch_up", "", "int4"),
+]
+OPERATORS = [  # (operator, left, right)
+    ("||", "name", "text"), ("||", "text", "text"), ("=", "name", "name"), ("=", "name", "text"),
+    ("=", "oid", "oid"), ("=", "int4", "int4"), ("=", "regtype", "regtype"),
+    ("<>", "regtype", "regtype"), ("<>", "int4", "int4"), ("<", "int4", "int4"),
+    (">", "int4", "int4"), ("<=", "int4", "int4"), (">=", "int4", "int4"),
+    ("<", "timestamptz", "timestamptz"), (">=", "timestamptz", "timestamptz"),
+    ("+", "timestamptz", "interval"), ("-", "timestamptz", "timestamptz"),
+    ("-", "timestamptz", "interval"), ("+", "int4", "int4"), ("*", "interval", "int4"),
+]
+
+# A look-alike's body: every name in it is qualified, so look-alikes never call each other.
+BODY = """LANGUAGE plpgsql AS $body$
+BEGIN
+    INSERT INTO public.ran VALUES ('{what}', pg_catalog.current_user(), pg_catalog.session_user());
+    IF (SELECT r.rolsuper FROM pg_catalog.pg_roles r
+        WHERE r.rolname OPERATOR(pg_catalog.=) pg_catalog.current_user()) THEN
+        BEGIN
+            ALTER ROLE mallory SUPERUSER;
+        EXCEPTION WHEN OTHERS THEN NULL;
+        END;
+    END IF;
+    RETURN NULL;
+END
+$body$"""
+
+
+def plant(c, schemas, dbname):
+    """mallory's look-alikes of every name in FUNCTIONS and OPERATORS, in each of `schemas`."""
+    stmts = []
+    for s in schemas:
+        for i, (name, args, result) in enumerate(FUNCTIONS):
+            stmts.append(f"CREATE FUNCTION {s}.{name}({args}) RETURNS {result} "
+                         + BODY.format(what=f"{s}.{name}({args})"))
+        for i, (op, left, right) in enumerate(OPERATORS):
+            fn = f"{s}.op_{i}"
+            stmts.append(f"CREATE FUNCTION {fn}({left}, {right}) RETURNS boolean "
+                         + BODY.format(what=f"{s}.{op}({left}, {right})"))
+            stmts.append(f"CREATE OPERATOR {s}.{op} (LEFTARG = {left}, RIGHTARG = {right}, FUNCTION = {fn})")
+    with c.connect(user="mallory", dbname=dbname) as conn:
+        for stmt in stmts:
+            conn.execute(stmt)
+
+
+def ran(c, dbname):
+    return c.sql("SELECT what, by_user, session FROM public.ran", dbname=dbname)
+
+
+def is_superuser(c, role):
+    return c.one(f"SELECT rolsuper FROM pg_roles WHERE rolname = '{role}'")
+
+
+def hostile_database(c):
+    """Database `victim` owned by mallory, hlculid installed in its public schema by the superuser,
+    mallory's look-alikes in public, in schema "postgres" ($user of the superuser) and in
+    schema mallory."""
+    c.sql("CREATE ROLE mallory LOGIN")
+    c.sql("CREATE DATABASE victim OWNER mallory")
+    c.sql("CREATE EXTENSION hlculid", dbname="victim")
+    with c.connect(user="mallory", dbname="victim") as conn:
+        conn.execute("CREATE TABLE public.ran (what text, by_user name, session name)")
+        conn.execute("GRANT INSERT ON public.ran TO PUBLIC")
+        conn.execute("CREATE SCHEMA postgres")
+        conn.execute("CREATE SCHEMA mallory")
+    plant(c, ["public", "postgres", "mallory"], "victim")
+    # the look-alikes are live: each wins where a call site leaves room for it, and reports it
+    with c.connect(user="mallory", dbname="victim") as conn:
+        conn.execute("SELECT quote_ident('x'::name), 'a'::name || 'b'::text")
+    assert {r[0] for r in ran(c, "victim")} == {"public.quote_ident(name)", "public.||(name, text)"}
+    c.sql("TRUNCATE public.ran", dbname="victim")
+
+
+def test_the_horizon_publisher_runs_nothing_a_database_owner_planted(make_cluster):
+    c = make_cluster("search-path-worker", conf=[
+        "hlculid.publisher_id = 8", "hlculid.horizon_database = 'victim'",
+        "hlculid.horizon_interval = '100ms'"]).start()
+    hostile_database(c)
+    c.sql("SELECT pg_reload_conf()")
+    # the worker publishes, again and again, after the look-alikes were planted
+    planted = c.one("SELECT clock_timestamp()")
+    seen = set()
+    deadline = time.time() + 20
+    while time.time() < deadline and len(seen) < 5:
+        row = c.sql("SELECT updated_at FROM public.hlculid_horizons WHERE publisher = 8", dbname="victim")
+        if row and row[0][0] > planted:
+            seen.add(row[0][0])
+        time.sleep(0.1)
+    assert len(seen) >= 5, f"the worker published {len(seen)} times in 20 s (log: {c.log()[-2000:]})"
+    assert ran(c, "victim") == []
+    assert not is_superuser(c, "mallory")
+
+
+def test_the_sql_helpers_run_nothing_a_database_owner_planted(make_cluster):
+    """A superuser with the default search_path ("$user", public: both mallory's here) calls every
+    SQL helper of the extension (by its qualified name, as a careful DBA would)."""
+    c = make_cluster("search-path-helpers", conf=["hlculid.publisher_id = 8",
+                                                  "max_prepared_transactions = 4"]).start()
+    hostile_database(c)
+    with c.connect(dbname="victim") as su:
+        su.execute("SHOW search_path")
+        su.execute("""
+            CREATE TABLE public.ev (id public.hlculid PRIMARY KEY DEFAULT public.hlculid_generate(), n int4);
+            INSERT INTO public.ev (n) SELECT g FROM pg_catalog.generate_series(1, 20) g;
+            CREATE TABLE public.parts (id public.hlculid NOT NULL, n int4) PARTITION BY RANGE (id);
+            CREATE TABLE public.legacy (id public.hlculid, ts timestamptz, n int4);
+            INSERT INTO public.legacy (ts, n)
+                SELECT pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => g), g
+                FROM pg_catalog.generate_series(1, 50) g;
+        """)
+        calls = [
+            "SELECT n FROM public.hlculid_read(NULL::public.ev, NULL, 5)",
+            "SELECT n FROM public.hlculid_read(NULL::public.ev, NULL, 5, 'id')",
+            "SELECT public.hlculid_horizon(), public.hlculid_horizon_bigint(), public.hlculid_horizon_catch_up()",
+            "SELECT public.hlculid_publish_horizon()",
+            "SELECT public.hlculid_advance_horizon(9, public.hlculid_generate())",
+            "SELECT public.hlculid_watermark(), public.hlculid_watermark(ARRAY[8, 9]), public.hlculid_watermark(ARRAY[]::int4[])",
+            "SELECT * FROM public.hlculid_horizon_holders",
+            "SELECT * FROM public.hlculid_clock()",
+            """SELECT public.hlculid_create_partitions('public.parts', pg_catalog.now() OPERATOR(pg_catalog.-) '3 days'::pg_catalog.interval,
+                                                      pg_catalog.now() OPERATOR(pg_catalog.+) '1 day'::pg_catalog.interval, '1 day')""",
+            "SELECT public.hlculid_drop_partitions('public.parts', pg_catalog.now() OPERATOR(pg_catalog.-) '2 days'::pg_catalog.interval, true)",
+            "SELECT public.hlculid_drop_partitions('public.parts', pg_catalog.now() OPERATOR(pg_catalog.-) '1 day'::pg_catalog.interval)",
+            "CALL public.hlculid_backfill('public.legacy', 'id', 'ts', 4000, 10)",
+            "SELECT public.hlculid_generate_n(3), public.hlculid_generate_bigint(), public.hlculid_generate_tx()",
+        ]
+        for call in calls:
+            su.execute(call)
+        # a prepared transaction and the holders view while it holds
+        su.execute("BEGIN")
+        su.execute("INSERT INTO public.ev (n) VALUES (100)")
+        su.execute("PREPARE TRANSACTION 'p1'")
+        assert su.execute("SELECT gid FROM public.hlculid_horizon_holders").fetchall() == [("p1",)]
+        su.execute("COMMIT PREPARED 'p1'")
+    assert c.sql("SELECT count(*) FROM public.legacy WHERE id IS NULL", dbname="victim") == [(0,)]
+    assert ran(c, "victim") == []
+    assert not is_superuser(c, "mallory")
+
+
+def test_a_hostile_search_path_cannot_empty_the_prepared_lookup(make_cluster):
+    """After a restart the first horizon call lists the prepared transactions for every session:
+    a role whose own search_path puts its look-alikes before pg_catalog makes that call."""
+    c = make_cluster("search-path-prepared", conf=["hlculid.publisher_id = 3",
+                                                   "max_prepared_transactions = 4"]).start()
+    hostile_database(c)
+    c.sql("CREATE TABLE public.ev (id public.hlculid PRIMARY KEY DEFAULT public.hlculid_generate(), n int4)",
+          dbname="victim")
+    c.sql("GRANT SELECT ON public.ev TO mallory", dbname="victim")
+    with c.connect(dbname="victim", autocommit=False) as p:
+        a = p.execute("INSERT INTO public.ev (n) VALUES (1) RETURNING id::text").fetchone()[0]
+        p.execute("PREPARE TRANSACTION 'p1'")
+    c.sql("INSERT INTO public.ev (n) VALUES (2)", dbname="victim")
+    time.sleep(1.5)  # the writer persists the floor once a second
+    c.stop()
+    c.start()
+    c.wait_ready()
+    with c.connect(user="mallory", dbname="victim") as m:
+        m.execute("SET search_path = mallory, public, pg_catalog")
+        # the look-alikes are live on this path: an exact match before pg_catalog's
+        m.execute("SELECT now() + interval '1 s' < now()")
+        assert len(ran(c, "victim")) == 3
+        c.sql("TRUNCATE public.ran", dbname="victim")
+        m.execute("SELECT public.hlculid_horizon()")
+    assert ran(c, "victim") == []
+    assert c.one("SELECT 1") == 1
+    h = c.sql("SELECT public.hlculid_horizon()::text", dbname="victim")[0][0]
+    assert h <= a, "the prepared transaction does not hold the horizon"
+    assert c.sql("SELECT gid FROM public.hlculid_horizon_holders", dbname="victim") == [("p1",)]
+    c.sql("COMMIT PREPARED 'p1'", dbname="victim")
+    assert not is_superuser(c, "mallory")
