@@ -351,8 +351,8 @@ fn load_prepared(h: &'static Header) {
     let query = format!(
         "SELECT p.transaction::pg_catalog.text::pg_catalog.int8 FROM pg_catalog.pg_prepared_xacts p \
          WHERE p.prepared OPERATOR(pg_catalog.<) \
-               '2000-01-01 00:00:00+00'::pg_catalog.timestamptz \
-               OPERATOR(pg_catalog.+) '{} microseconds'::pg_catalog.interval",
+               ('2000-01-01 00:00:00+00'::pg_catalog.timestamptz \
+                OPERATOR(pg_catalog.+) '{} microseconds'::pg_catalog.interval)",
         h.started_at
     );
     let xids: Vec<u32> = Spi::connect(|client| {
