@@ -63,9 +63,15 @@ BEGIN
         EXCEPTION WHEN OTHERS THEN NULL;
         END;
     END IF;
-    RETURN NULL;
+    RETURN {result};
 END
 $body$"""
+# What a look-alike returns: the real answer where the attack needs the caller to go on unaware
+# (0.4.0's worker kept publishing), NULL elsewhere.
+PASS = {"quote_ident(name)": "pg_catalog.quote_ident($1::pg_catalog.text)",
+        "||(name, text)": "pg_catalog.textcat($1::pg_catalog.text, $2)",
+        "||(text, text)": "pg_catalog.textcat($1, $2)",
+        "to_regprocedure(text)": "pg_catalog.to_regprocedure($1)"}
 
 
 def plant(c, schemas, dbname):
@@ -73,13 +79,13 @@ def plant(c, schemas, dbname):
     stmts = []
     for s in schemas:
         for name, args, result in FUNCTIONS + (OWN if s != "public" else []):
-            stmts.append(f"CREATE FUNCTION {s}.{name}({args}) RETURNS {result} "
-                         + BODY.format(what=f"{s}.{name}({args})"))
+            stmts.append(f"CREATE FUNCTION {s}.{name}({args}) RETURNS {result} " + BODY.format(
+                what=f"{s}.{name}({args})", result=PASS.get(f"{name}({args})", "NULL")))
         for i, (op, left, right) in enumerate(OPERATORS):
             fn = f"{s}.op_{i}"
             result = RESULTS.get((op, left, right), "boolean")
-            stmts.append(f"CREATE FUNCTION {fn}({left}, {right}) RETURNS {result} "
-                         + BODY.format(what=f"{s}.{op}({left}, {right})"))
+            stmts.append(f"CREATE FUNCTION {fn}({left}, {right}) RETURNS {result} " + BODY.format(
+                what=f"{s}.{op}({left}, {right})", result=PASS.get(f"{op}({left}, {right})", "NULL")))
             stmts.append(f"CREATE OPERATOR {s}.{op} (LEFTARG = {left}, RIGHTARG = {right}, FUNCTION = {fn})")
     with c.connect(user="mallory", dbname=dbname) as conn:
         for stmt in stmts:
