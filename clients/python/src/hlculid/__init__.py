@@ -24,7 +24,7 @@ import uuid
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Optional, Union
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"
 
 # Any text form of an id the server reads, as str or ASCII bytes.
 IdText = Union[str, bytes, bytearray, memoryview]
