@@ -22,7 +22,7 @@ list=$(cargo package -p hlculid-core --allow-dirty --list 2>/dev/null)
 for f in LICENSE README.md Cargo.toml src/lib.rs; do
   grep -qx "$f" <<<"$list" || { echo "crate-check: the package lacks $f"; status=1; }
 done
-crate=target/package/hlculid-core-$(crate_version).crate
+crate=${CARGO_TARGET_DIR:-target}/package/hlculid-core-$(crate_version).crate
 [ -f "$crate" ] || { echo "crate-check: no $crate"; status=1; }
 # Default features (links to feature-gated items must not break) and every feature (docs.rs).
 for features in "" --all-features; do

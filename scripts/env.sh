@@ -21,6 +21,18 @@ declare -A PG_WHEEL_SHA256=(
 )
 PG_ROOT=/opt/hlculid
 
+# The machine's build cache, shared by every checkout (scripts/test.sh points CARGO_TARGET_DIR at
+# it; only root writes it). Nothing in it is ever installed by hand: each checkout's scripts copy
+# their own build out of it under its lock (with_build_lock).
+CACHE_ROOT=${HLCULID_CACHE:-/var/cache/hlculid}
+with_build_lock() { # with_build_lock COMMAND...: COMMAND holding the build cache's lock, if in use
+  if [ -n "${CARGO_TARGET_DIR:-}" ] && [ "${CARGO_TARGET_DIR#"$CACHE_ROOT"/}" != "$CARGO_TARGET_DIR" ]; then
+    (exec 8>"$CACHE_ROOT/cargo-target.lock"; flock 8; "$@" 8>&-)
+  else
+    "$@"
+  fi
+}
+
 # Scratch space the postgres user can reach: one directory per checkout (HLCULID_SCRATCH names
 # another, so that two runs from one checkout keep apart).
 RUN_ROOT=${HLCULID_SCRATCH:-/tmp/hlculid-$(printf '%s' "$REPO" | cksum | cut -d' ' -f1)}

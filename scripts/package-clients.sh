@@ -21,7 +21,15 @@ done
 
 cp -rL "$REPO/clients/python" "$stage/python"
 rm -rf "$stage/python/build" "$stage/python/dist" "$stage/python/src/"*.egg-info
-"$VENV/bin/python" -m pip wheel -q --no-deps --disable-pip-version-check -w "$stage/wheel" "$stage/python" >&2
+# pip builds the wheel: the checkout's venv (make setup's) when there is one, else a throwaway
+# venv, so that make package works on a fresh checkout (README, "Install")
+py=$VENV/bin/python
+if [ ! -x "$py" ]; then
+  python3 -m venv "$stage/venv" >&2 \
+    || { echo "package-clients: python3 -m venv failed: apt-get install python3-venv (or run make setup)" >&2; exit 1; }
+  py=$stage/venv/bin/python
+fi
+"$py" -m pip wheel -q --no-deps --disable-pip-version-check -w "$stage/wheel" "$stage/python" >&2
 wheel="$out/hlculid-$version-py3-none-any.whl"
 mv "$stage/wheel/hlculid-$version-py3-none-any.whl" "$wheel"
 

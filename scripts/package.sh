@@ -52,7 +52,7 @@ for cfg in "${configs[@]}"; do
   name=hlculid-$version-pg$major-linux-$arch
   build=$RUN_ROOT/pgrx-package-$major
   rm -rf "$build"
-  cargo pgrx package --profile "$BUILD_PROFILE" --pg-config "$cfg" --out-dir "$build" >"$RUN_ROOT/package-$major.log" 2>&1 \
+  with_build_lock cargo pgrx package --profile "$BUILD_PROFILE" --pg-config "$cfg" --out-dir "$build" >"$RUN_ROOT/package-$major.log" 2>&1 \
     || { tail -40 "$RUN_ROOT/package-$major.log" >&2; exit 1; }
   cp "$build$extdir/hlculid--$version.sql" "$RUN_ROOT/schema-$major.sql.tmp" && mv "$RUN_ROOT/schema-$major.sql.tmp" "$RUN_ROOT/schema-$major.sql"
   stage=$out/$name

@@ -17,7 +17,10 @@ cd "$REPO"
 major=$1; shift
 pgdata=$RUN_ROOT/pgrx-$major
 if [ "${1:-}" = --pgdata ]; then pgdata=$2; shift 2; fi
-base=$RUN_ROOT/pgrx-test
+# The copies live in the machine's cache, not the checkout's scratch space: the bindings' build
+# script reads $PGRX_HOME/config.toml, and a path that differed per checkout would rebuild them
+# (and all of pgrx) in every fresh clone. The per-major lock below keeps checkouts apart.
+base=$CACHE_ROOT/pgrx-test
 cfg=$(pg_config_for "$major")
 root=$base/pg$major             # the copy: the install's directories at their own paths under it
 home=$base/home-pg$major        # its PGRX_HOME: pgrx runs every pg_config listed, so only this one
@@ -36,4 +39,4 @@ copy_pg_install "$cfg" "$root"
 chmod -R a+rX "$base/home-pg$major"; chmod a+rX "$base"
 rm -rf "$pgdata"; mkdir -p "$pgdata"; chown postgres: "$pgdata"
 export PGRX_HOME=$home
-cargo pgrx test "pg$major" --runas postgres --pgdata "$pgdata/data" "$@" 9>&- # the lock stays here
+with_build_lock cargo pgrx test "pg$major" --runas postgres --pgdata "$pgdata/data" "$@" 9>&- # the lock stays here

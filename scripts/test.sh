@@ -26,6 +26,17 @@ tier=$(test_tier) || exit 2
 # release profile and target/package/ are make package's.
 BUILD_PROFILE=test-build PACKAGE_DIR=$REPO/target/test-package
 export HLCULID_TIER=$tier HLCULID_PROFILE=$BUILD_PROFILE HLCULID_PACKAGE_DIR=$PACKAGE_DIR
+# Cargo's output goes to the machine's build cache (env.sh), shared by every checkout: a fresh clone
+# compiles its own two crates, not pgrx, bindgen's bindings and the clients' dependencies again.
+# Cargo's fingerprints decide what is stale, and scripts/package.sh and pgrx-test.sh take the
+# cache's lock around building and copying out, so two checkouts never swap each other's library.
+# A cache grown past HLCULID_CACHE_MAX_GB (default 40) is emptied first.
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$CACHE_ROOT/cargo-target}
+mkdir -p "$CARGO_TARGET_DIR"
+if [ "$(du -s --block-size=1G "$CARGO_TARGET_DIR" 2>/dev/null | cut -f1)" -gt "${HLCULID_CACHE_MAX_GB:-40}" ]; then
+  echo "the build cache $CARGO_TARGET_DIR is over ${HLCULID_CACHE_MAX_GB:-40} GB: emptied"
+  (exec 8>"$CACHE_ROOT/cargo-target.lock"; flock 8; rm -rf "$CARGO_TARGET_DIR"; mkdir -p "$CARGO_TARGET_DIR")
+fi
 mkdir -p "$RUN_ROOT"
 majors=$(test_majors)
 oldest=$(echo $majors | awk '{print $1}') newest=$(echo $majors | awk '{print $NF}')
@@ -115,6 +126,24 @@ step "PGXN META.json and make dist" scripts/dist.sh --out "$RUN_ROOT/dist"
 step "fmt" cargo fmt --all --check
 # the committed upgrade scripts generated from sql/src/upgrade/*.sql.in and the sql/src sources
 step "generated SQL" scripts/gen-sql.sh --check
+# Two runners in both tiers (every other major each): the suites wait on servers far more than they
+# compute, and one runner left the quick tier waiting on four suites one after another.
+run_tests $(echo $majors | awk '{for (i = 1; i <= NF; i += 2) print $i}') >"$log_dir/tests-a.out" 2>&1 &
+tests_pids=$!
+run_tests $(echo $majors | awk '{for (i = 2; i <= NF; i += 2) print $i}') >"$log_dir/tests-b.out" 2>&1 &
+tests_pids="$tests_pids $!"
+# One build per major (profile test-build): the tarball (and the .deb on 15) and the SQL pgrx
+# generated, which the schema check reads; installed into the shared install the way a package
+# manager installs (each file renamed into place), so a running server keeps what it loaded.
+for major in $majors; do
+  step "build pg$major" scripts/package.sh "$major"
+  step "build pg$major warning-free" no_warnings "$major"
+  step "install pg$major" install_build "$major"
+  touch "$log_dir/built-$major"
+done
+step "schema check" scripts/schema-check.sh --built
+# The lints and the core's tests after the builds, beside the majors' suites (before, every suite
+# waited for them).
 step "clippy core" cargo clippy -p hlculid-core --all-targets --all-features -- -D warnings
 for major in $clippy_majors; do
   step "clippy pg$major" cargo clippy --all-targets --no-default-features --features "pg$major pg_test" -- -D warnings
@@ -124,25 +153,6 @@ step "crate package and docs (hlculid-core)" scripts/crate-check.sh
 fuzz_cases=${HLCULID_FUZZ_CASES:-$([ "$tier" = full ] && echo 1000000 || echo 50000)}
 step "core unit, property and fuzz tests" env HLCULID_FUZZ_CASES="$fuzz_cases" cargo test -p hlculid-core --all-features
 step "C declarations against each major's headers" scripts/check-c-decls.sh $majors
-# One build per major (profile test-build): the tarball (and the .deb on 15) and the SQL pgrx
-# generated, which the schema check reads; installed into the shared install the way a package
-# manager installs (each file renamed into place), so a running server keeps what it loaded.
-if [ "$tier" = full ]; then
-  run_tests $(echo $majors | awk '{for (i = 1; i <= NF; i += 2) print $i}') >"$log_dir/tests-a.out" 2>&1 &
-  tests_pids=$!
-  run_tests $(echo $majors | awk '{for (i = 2; i <= NF; i += 2) print $i}') >"$log_dir/tests-b.out" 2>&1 &
-  tests_pids="$tests_pids $!"
-else
-  run_tests $majors >"$log_dir/tests-a.out" 2>&1 &
-  tests_pids=$!
-fi
-for major in $majors; do
-  step "build pg$major" scripts/package.sh "$major"
-  step "build pg$major warning-free" no_warnings "$major"
-  step "install pg$major" install_build "$major"
-  touch "$log_dir/built-$major"
-done
-step "schema check" scripts/schema-check.sh --built
 # a fake release and bump in a scratch clone, its schema check on the SQL these builds generated
 step "release script (scratch clone)" scripts/release-test.sh
 # cargo pgrx test, installed into and run from a private copy of the PostgreSQL install: the shared

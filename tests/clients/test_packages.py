@@ -35,6 +35,24 @@ def packages(tmp_path_factory):
     return wheel, tarball
 
 
+def test_the_packages_build_in_a_fresh_checkout_without_the_venv(tmp_path):
+    """make package on a fresh clone (the README's install path), before any make setup: no .venv."""
+    checkout = tmp_path / "checkout"
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                           cwd=ROOT, capture_output=True, check=True).stdout.split(b"\0")
+    for f in (f.decode() for f in files if f):
+        src = ROOT / f
+        if src.is_file() and not f.startswith(".venv/"):
+            (checkout / f).parent.mkdir(parents=True, exist_ok=True)
+            (checkout / f).write_bytes(src.read_bytes())
+            (checkout / f).chmod(src.stat().st_mode)
+    assert not (checkout / ".venv").exists()
+    r = run([str(checkout / "scripts" / "package-clients.sh"), str(tmp_path / "out")])
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == \
+        [f"hlculid-{VERSION}-py3-none-any.whl", f"hlculid-{VERSION}.tgz"]
+
+
 def test_the_wheel_installs_into_a_fresh_venv_and_works(packages, tmp_path):
     wheel, _ = packages
     venv = tmp_path / "venv"

@@ -134,9 +134,9 @@ def test_install_under_load_keeps_the_server_up_and_loads_the_new_build_at_resta
         subprocess.run([str(STAGE / "install.sh"), pg_config()], check=True, capture_output=True)
 
 
-def scripts_run_root():
-    """The scripts' scratch directory (scripts/env.sh's RUN_ROOT)."""
-    return subprocess.run(["bash", "-c", f". '{REPO}/scripts/env.sh' && echo \"$RUN_ROOT\""],
+def scripts_cache_root():
+    """The machine's build cache (scripts/env.sh's CACHE_ROOT), where pgrx-test.sh keeps its copies."""
+    return subprocess.run(["bash", "-c", f". '{REPO}/scripts/env.sh' && echo \"$CACHE_ROOT\""],
                           capture_output=True, text=True, check=True).stdout.strip()
 
 
@@ -188,7 +188,7 @@ def test_the_pg_test_step_leaves_a_loaded_install_alone(make_cluster):
     assert r.returncode == 0, (r.stdout + r.stderr)[-3000:]
     # tests ran (the framework installs before the first one), and the build went to the copy
     assert sum(map(int, re.findall(r"test result: ok\. (\d+) passed", r.stdout))) > 0, r.stdout[-3000:]
-    copy = Path(scripts_run_root(), "pgrx-test", f"pg{PG}" + str(installed))
+    copy = Path(scripts_cache_root(), "pgrx-test", f"pg{PG}" + str(installed))
     assert copy.stat().st_mtime > time.time() - (time.monotonic() - started), copy
     assert errors == []
     # generation went on throughout the install and the tests (a crash would have ended it)
