@@ -8,6 +8,8 @@
 //!   ([`Display`](std::fmt::Display)), read fields, build from fields, order, per-ms bounds.
 //! - [`Generator`]: a thread-safe hybrid logical clock for one publisher, the server's
 //!   algorithm, with an optional durable high-water mark.
+//! - [`Mask`]: a keyed, reversible mask of ids shown outside (a 128-bit id as a uuid, a bigint
+//!   id as a positive bigint) that hides their time, order, counter and publisher.
 //! - Feature `serde`: [`Id`] as the canonical string (JSON) or 16 bytes (binary formats).
 //! - Feature `postgres`: [`Id`] as a `tokio-postgres`/`postgres` parameter and column, binary,
 //!   for `hlculid` and `uuid` columns.
@@ -36,6 +38,7 @@ pub mod diesel;
 pub mod durable;
 pub mod generator;
 pub mod layout;
+pub mod mask;
 pub mod persist;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -52,3 +55,4 @@ pub mod window;
 pub use bigint::BigId;
 pub use generator::{Builder, Error, Generator};
 pub use layout::{Field, Id, Parts};
+pub use mask::Mask;
