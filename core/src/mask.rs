@@ -341,7 +341,15 @@ mod tests {
         }
         // the paper's appendix A: the 15-byte message 00 .. 0e
         assert_eq!(m.sip.hash(&msg[..15]), 0xa129ca6149be45e5);
-        assert_eq!(m.sip.hash(&[]), 0x726fdb47dd0e0e31);
+        // more whole 8-byte words: entries 16, 62 and 63 of the 64
+        let msg: Vec<u8> = (0..64).collect();
+        for (len, want) in [
+            (16, 0x3f2acc7f57c29bdb),
+            (62, 0xe51b38608ef25f57),
+            (63, 0x958a324ceb064572),
+        ] {
+            assert_eq!(m.sip.hash(&msg[..len]), want, "message of {len} bytes");
+        }
     }
 
     #[test]
