@@ -16,6 +16,10 @@
 //!   hold integers exactly only up to 2^53).
 //! - `{"kind": "id_run" | "bigint_run", "first": V, "count": N, "sha256": H}`: the N consecutive
 //!   values from V, masked, printed as above and joined by "\n"; H is the hex SHA-256.
+//! - `{"kind": "v4_facade", "value": V, "facade": F, "back": B}`: F the UUIDv47 v4 facade of
+//!   the id V's UUIDv7 form (`facade.rs`), B the id F reads back as (V with its 6 lowest bits 0).
+//!   Also under UUIDv47's README key, for ids whose UUIDv7 form is one of the v7 uuids of the
+//!   UUIDv47 vectors (their facades are those vectors' v4 uuids).
 //! - `{"kind": "bad_key", "text": T, "error": "Length" | "Character", "n" | "at": K}`: a text
 //!   that is not a key, and why (the crate's [`KeyError`]).
 //! - `{"kind": "bad_bigint", "value": V, "error": "NotPositive"}`: a bigint no mask takes.
@@ -34,6 +38,16 @@ const KEYS: [&str; 4] = [
     "2b7e151628aed2a6abf7158809cf4f3c",
 ];
 
+/// UUIDv47's README key `{k0 = 0x0123456789abcdef, k1 = 0xfedcba9876543210}` as 16 bytes, and
+/// the v7 uuids of its vectors (core/src/facade.rs checks their facades).
+const UUIDV47_KEY: &str = "efcdab89674523011032547698badcfe";
+const UUIDV47_V7: [&str; 5] = [
+    "018f2d9f-9a2a-7def-8c3f-7b1a2c4d5e6f",
+    "00000000-0000-7000-8000-000000000000",
+    "00000000-007b-7aaa-8123-456789abcdef",
+    "00000010-007b-7aad-9032-547698badcfe",
+    "00000020-007b-7aa4-a301-6745ab89efcd",
+];
 const MAX_MS: u64 = (1 << 48) - 1;
 const MAX_RANDOM: u64 = (1 << 48) - 1;
 /// A present-day id and a present-day bigint id (from `tests/data/clock_scenario.json`).
@@ -88,6 +102,15 @@ fn bigints() -> Vec<i64> {
     v
 }
 
+fn facade_case(key: &str, m: &Mask, id: Id) -> Value {
+    let facade = m.to_v4_facade(id);
+    json!({
+        "key": key, "kind": "v4_facade", "value": id.to_string(),
+        "facade": uuid_text(facade),
+        "back": m.from_v4_facade(facade).unwrap().to_string(),
+    })
+}
+
 fn sha256(lines: &[String]) -> String {
     Sha256::digest(lines.join("\n").as_bytes())
         .iter()
@@ -107,6 +130,9 @@ pub fn document() -> String {
                 "unmasked": m.unmask(id.to_bytes()).to_string(),
             }));
         }
+        for id in ids() {
+            cases.push(facade_case(key, &m, id));
+        }
         for b in bigints() {
             cases.push(json!({
                 "key": key, "kind": "bigint", "value": b.to_string(),
@@ -114,6 +140,12 @@ pub fn document() -> String {
                 "unmasked": m.unmask_bigint(b).unwrap().to_string(),
             }));
         }
+    }
+    let m = Mask::from_hex(UUIDV47_KEY).unwrap();
+    for v7 in UUIDV47_V7 {
+        let v7 = u128::from_str_radix(&v7.replace('-', ""), 16).unwrap();
+        let id = Id::from_uuidv7_bytes(v7.to_be_bytes()).unwrap();
+        cases.push(facade_case(UUIDV47_KEY, &m, id));
     }
     let m = Mask::from_hex(KEYS[3]).unwrap();
     let run: Vec<String> = (0..u128::from(RUN))

@@ -80,6 +80,9 @@
 //! are 32 bits wide, a smaller margin than the 128-bit form's: keep it for bigint keys, and use
 //! the 128-bit form where both are possible. The number of walks depends on the value, so the
 //! time a 63-bit mask takes varies a little with it.
+//!
+//! Where only a valid RFC 9562 uuid passes, the same key also makes UUIDv47's v4 facade of the
+//! id's UUIDv7 form ([`Mask::to_v4_facade`], `facade.rs`), which masks the time alone.
 
 use siphasher::sip::SipHasher24;
 use std::fmt;
@@ -185,6 +188,12 @@ impl Mask {
             key[at / 2] |= digit << if at % 2 == 0 { 4 } else { 0 };
         }
         Ok(Mask::new(key))
+    }
+
+    /// SipHash-2-4 of a message under the key (the UUIDv47 facade's mask, facade.rs).
+    #[inline]
+    pub(crate) fn siphash(&self, message: &[u8]) -> u64 {
+        self.sip.hash(message)
     }
 
     /// F(i, h): the 128-bit mask's round function.
