@@ -113,6 +113,10 @@ export class Mask {
   maskBigint(id: BigintId): string;
   /** A masked bigint -> the bigint id's decimal string; a RangeError for 0. */
   unmaskBigint(masked: BigintId): string;
+  /** An id -> UUIDv47's v4 facade of its UUIDv7 form (a valid version 4 uuid; only the time is masked). */
+  toV4Facade(id: IdText): string;
+  /** A v4 facade -> the canonical id it stands for (the 6 lowest random bits 0); throws for anything but a v4 uuid. */
+  fromV4Facade(facade: string): string;
   /** The 128-bit permutation on an id's value (0 to 2^128 - 1). */
   maskValue(value: bigint): bigint;
   /** The inverse of maskValue. */

@@ -419,6 +419,8 @@ module.exports.fromUuidv7 = fromUuidv7;
 // SipHash(0x80, i, half as 8 big-endian bytes); 63 bits (bigint ids 1 to 2^63 - 1): x - 1 goes
 // through a Feistel on two 32-bit halves, round i computing the low 32 bits of SipHash(0x3F, i,
 // half as 4 big-endian bytes), again until the value is at most 2^63 - 2 (cycle walking), + 1.
+// With the same key, toV4Facade/fromV4Facade make and read UUIDv47's v4 facade of the id's UUIDv7
+// form (a valid version 4 uuid): only its time is masked; its counter and publisher show.
 const M64 = (1n << 64n) - 1n;
 const M32 = (1n << 32n) - 1n;
 const MASK_ROUNDS = 8;
@@ -577,6 +579,33 @@ class Mask {
     let z = this.#permute64(positiveBigint(id) - 1n);
     while (z > TOP_63) z = this.#permute64(z);
     return (z + 1n).toString();
+  }
+  // UUIDv47's mask48: SipHash-2-4 of the 74 bits a v7 uuid and its facade share.
+  #facadeMask48(u) {
+    const b = Buffer.from(u.toString(16).padStart(32, '0'), 'hex');
+    const m = Uint8Array.from([b[6] & 0x0f, b[7], b[8] & 0x3f, ...b.subarray(9)]);
+    return siphashKeyed(this.#k0, this.#k1, m) & ((1n << 48n) - 1n);
+  }
+  #uuidv47Swap(u, version) {
+    const v = u ^ (this.#facadeMask48(u) << 80n);
+    return (v & ~(0xfn << 76n) & ~(3n << 62n)) | (BigInt(version) << 76n) | (2n << 62n);
+  }
+  // An id (any text form) -> UUIDv47's v4 facade of its UUIDv7 form, a lower-case 8-4-4-4-12
+  // string: a valid RFC 9562 version 4 uuid whose time is masked; its other bits show the id's
+  // counter and publisher (core/src/facade.rs).
+  toV4Facade(id) {
+    return uuidText(this.#uuidv47Swap(BigInt(`0x${toUuidv7(id).replace(/-/g, '')}`), 4));
+  }
+  // A v4 facade (8-4-4-4-12, any case) -> the canonical id it stands for under this key: time,
+  // counter and publisher, the 6 lowest random bits 0. An Error for anything but a version 4 uuid
+  // of the RFC 9562 variant.
+  fromV4Facade(facade) {
+    if (typeof facade !== 'string' || !UUID_FORM.test(facade)) throw new Error(`invalid uuid ${JSON.stringify(facade)}`);
+    const v = BigInt(`0x${facade.replace(/-/g, '')}`);
+    if (((v >> 76n) & 0xfn) !== 4n || ((v >> 62n) & 3n) !== 2n) {
+      throw new Error(`uuid ${facade} is not a v4 facade (an RFC 9562 version 4 uuid)`);
+    }
+    return fromUuidv7(uuidText(this.#uuidv47Swap(v, 7)));
   }
   // A masked bigint (decimal string or BigInt) -> the bigint id's decimal string, as
   // hlculid_unmask_bigint gives it. A RangeError for 0.

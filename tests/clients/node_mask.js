@@ -1,7 +1,7 @@
 // The Node client's masks, without a server (tests/clients/test_masks.py): its SipHash-2-4
 // against the reference vectors of the SipHash paper, then every case of
 // tests/data/mask_vectors.json (made by core/examples/mask_vectors.rs from the crate's Mask)
-// replayed both ways, then properties: round trips of random values, a wrong key, errors that
+// replayed both ways (and the UUIDv47 v4 facades, and UUIDv47's own vectors), then properties: round trips of random values, a wrong key, errors that
 // never show the key, a Mask that never shows it either.
 'use strict';
 const assert = require('assert');
@@ -58,6 +58,11 @@ for (const c of cases) {
       assert.strictEqual(m.unmaskBigint(c.value), c.unmasked, where);
       assert.strictEqual(m.maskBigint(c.unmasked), c.value, where);
       break;
+    case 'v4_facade':
+      assert.strictEqual(m.toV4Facade(c.value), c.facade, where);
+      assert.strictEqual(m.fromV4Facade(c.facade), c.back, where);
+      assert.strictEqual(m.fromV4Facade(c.facade.toUpperCase()), c.back, where);
+      break;
     case 'id_run': {
       const first = BigInt(`0x${c.first.replace(/-/g, '')}`);
       const run = [];
@@ -94,7 +99,28 @@ for (const c of cases) {
   }
   counts[c.kind] = (counts[c.kind] || 0) + 1;
 }
-assert.ok(counts.id >= 100 && counts.bigint >= 50 && counts.id_run && counts.bigint_run && counts.bad_key, JSON.stringify(counts));
+assert.ok(counts.id >= 100 && counts.bigint >= 50 && counts.v4_facade >= 100 && counts.id_run && counts.bigint_run && counts.bad_key, JSON.stringify(counts));
+
+// UUIDv47's own vectors (the Go port n2p5/uuid47, made with the C header) under its README key
+// {k0 = 0x0123456789abcdef, k1 = 0xfedcba9876543210}
+const readmeKey = Buffer.alloc(16);
+readmeKey.writeBigUInt64LE(0x0123456789abcdefn, 0);
+readmeKey.writeBigUInt64LE(0xfedcba9876543210n, 8);
+const v47 = new hl.Mask(readmeKey);
+for (const [v7, v4] of [
+  ['018f2d9f-9a2a-7def-8c3f-7b1a2c4d5e6f', '2463c780-7fca-4def-8c3f-7b1a2c4d5e6f'],
+  ['00000000-0000-7000-8000-000000000000', '22d97126-9609-4000-8000-000000000000'],
+  ['00000000-007b-7aaa-8123-456789abcdef', 'b108050e-46b6-4aaa-8123-456789abcdef'],
+  ['00000010-007b-7aad-9032-547698badcfe', 'bc75bd50-97ef-4aad-9032-547698badcfe'],
+  ['00000020-007b-7aa4-a301-6745ab89efcd', 'a3e09c87-bf85-4aa4-a301-6745ab89efcd'],
+]) {
+  assert.strictEqual(v47.toV4Facade(hl.fromUuidv7(v7)), v4);
+  assert.strictEqual(hl.toUuidv7(v47.fromV4Facade(v4)), v7);
+}
+for (const notV4 of [hl.toUuidv7('017FC21C5E7A-0001-000A-AAA333333333'), '017fc21c-5e7a-0001-000a-aaa333333333',
+  '00000000-0000-4000-c000-000000000000']) {
+  assert.throws(() => v47.fromV4Facade(notV4), /not a v4 facade/);
+}
 
 // 3. Properties.
 const m = new hl.Mask(crypto.randomBytes(16));

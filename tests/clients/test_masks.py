@@ -2,8 +2,8 @@
 crate's Mask gives (core/examples/mask_vectors.rs) under four keys for ids of every shape and
 bigints at the ends of their range, both ways, plus runs of consecutive values and malformed keys.
 The first test regenerates the file from the crate and fails on a difference; the Python and Node
-masks replay every case, and each client's SipHash-2-4 is checked against the SipHash paper's
-reference vectors first. No server."""
+masks replay every case (the UUIDv47 v4 facades too, and UUIDv47's own vectors), and each client's
+SipHash-2-4 is checked against the SipHash paper's reference vectors first. No server."""
 
 import difflib
 import hashlib
@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from hlculid import BigId, Hlculid, Mask
+from hlculid import BigId, Hlculid, Mask, from_uuidv7, to_uuidv7
 from hlculid.mask import siphash24
 
 HERE = Path(__file__).resolve().parent
@@ -35,6 +35,15 @@ SIPHASH_VECTORS = [
     0x751E8FBC860EE5FB, 0x14EA5627C0843D90, 0xF723CA908E7AF2EE, 0xA129CA6149BE45E5,
 ]
 SIPHASH_LONGER = {16: 0x3F2ACC7F57C29BDB, 62: 0xE51B38608EF25F57, 63: 0x958A324CEB064572}
+# UUIDv47: v7 uuids and their v4 facades under its README key {k0 = 0x0123456789abcdef,
+# k1 = 0xfedcba9876543210}, from the Go port n2p5/uuid47 (made with the C header).
+UUIDV47_VECTORS = [
+    ("018f2d9f-9a2a-7def-8c3f-7b1a2c4d5e6f", "2463c780-7fca-4def-8c3f-7b1a2c4d5e6f"),
+    ("00000000-0000-7000-8000-000000000000", "22d97126-9609-4000-8000-000000000000"),
+    ("00000000-007b-7aaa-8123-456789abcdef", "b108050e-46b6-4aaa-8123-456789abcdef"),
+    ("00000010-007b-7aad-9032-547698badcfe", "bc75bd50-97ef-4aad-9032-547698badcfe"),
+    ("00000020-007b-7aa4-a301-6745ab89efcd", "a3e09c87-bf85-4aa4-a301-6745ab89efcd"),
+]
 
 
 def cases(kind):
@@ -89,6 +98,27 @@ def test_python_masks_replay_the_crate_vectors():
         assert type(back) is BigId and str(back) == c["value"], c
         assert str(m.unmask_bigint(c["value"])) == c["unmasked"], c
         assert str(m.mask_bigint(c["unmasked"])) == c["value"], c
+
+
+def test_python_v4_facades_replay_the_crate_vectors_and_uuidv47s():
+    facades = cases("v4_facade")
+    assert len(facades) > 100
+    for c in facades:
+        m = Mask(c["key"])
+        f = m.to_v4_facade(c["value"])
+        assert type(f) is uuid.UUID and str(f) == c["facade"] and f.version == 4, c
+        back = m.from_v4_facade(c["facade"])
+        assert type(back) is Hlculid and str(back) == c["back"], c
+        assert m.from_v4_facade(f) == back == Hlculid(int=Hlculid(c["value"]).int & ~0x3F)
+    # UUIDv47's own vectors (the Go port n2p5/uuid47, made with the C header) under its README key
+    m = Mask((0x0123456789ABCDEF).to_bytes(8, "little") + (0xFEDCBA9876543210).to_bytes(8, "little"))
+    for v7, v4 in UUIDV47_VECTORS:
+        assert str(m.to_v4_facade(from_uuidv7(v7))) == v4
+        assert str(to_uuidv7(m.from_v4_facade(v4))) == v7
+    id_ = Hlculid("017FC21C5E7A-0001-000A-AAA333333333")
+    for not_v4 in (to_uuidv7(id_), uuid.UUID(int=id_.int), uuid.UUID("00000000-0000-4000-c000-000000000000")):
+        with pytest.raises(ValueError, match="not a v4 facade"):
+            m.from_v4_facade(not_v4)
 
 
 def test_python_masks_replay_the_crate_runs_of_consecutive_values():

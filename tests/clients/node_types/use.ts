@@ -27,7 +27,8 @@ const texts: string[] = [canonical(id), minOf(new Date()), maxOf(new Date()), fo
 const waits: number = gen.waits;
 const mask = new Mask('000102030405060708090a0b0c0d0e0f');
 const masked: string[] = [mask.mask(id), mask.unmask(mask.mask(id)), mask.maskBigint(big),
-  mask.unmaskBigint(BigInt(mask.maskBigint(n))), new Mask(new Uint8Array(16)).mask(h)];
+  mask.unmaskBigint(BigInt(mask.maskBigint(n))), new Mask(new Uint8Array(16)).mask(h),
+  mask.fromV4Facade(mask.toV4Facade(id))];
 const value: bigint = mask.unmaskValue(mask.maskValue(1n)) ^ siphash24(new Uint8Array(16), new Uint8Array(0));
 
 const events = pgTable('events', {

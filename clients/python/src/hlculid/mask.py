@@ -17,6 +17,10 @@ network of 8 rounds with SipHash-2-4 under the 16-byte key as its round function
   value is at most 2^63 - 2 (cycle walking); then + 1.
 A mask hides the id's fields and order from anyone without the key; it is no encryption of a
 secret (anyone with the key unmasks every value, and an id always gives the same masked value).
+
+With the same key, to_v4_facade/from_v4_facade make and read UUIDv47's v4 facade of the id's
+UUIDv7 form (a valid version 4 uuid): only its time is masked, and it shows the id's counter and
+publisher as they are (core/src/facade.rs).
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from __future__ import annotations
 import uuid
 from typing import Union
 
-from . import BigId, Hlculid, IdText, _I64_MAX, as_hlculid
+from . import BigId, Hlculid, IdText, _I64_MAX, as_hlculid, from_uuidv7, to_uuidv7
 
 __all__ = ["Mask", "siphash24"]
 
@@ -198,3 +202,32 @@ class Mask:
         while z > _TOP_63:
             z = self._unpermute64(z)
         return BigId(z + 1)
+
+    # -- UUIDv47 v4 facade of the UUIDv7 form -----------------------------------------------------
+
+    def _facade_mask48(self, u: int) -> int:
+        b = u.to_bytes(16, "big")
+        m = bytes((b[6] & 0x0F, b[7], b[8] & 0x3F)) + b[9:]
+        return _siphash(self._k0, self._k1, m) & 0xFFFF_FFFF_FFFF
+
+    def _uuidv47_swap(self, u: int, version: int) -> int:
+        u ^= self._facade_mask48(u) << 80
+        return (u & ~(0xF << 76) | version << 76) & ~(0b11 << 62) | 0b10 << 62
+
+    def to_v4_facade(self, id: Union[Hlculid, uuid.UUID, IdText]) -> uuid.UUID:  # noqa: A002
+        """UUIDv47's v4 facade of the id's UUIDv7 form, as a uuid.UUID: a valid RFC 9562 version 4
+        uuid whose time is masked. Its other bits show the id's counter and publisher."""
+        return uuid.UUID(int=self._uuidv47_swap(to_uuidv7(as_hlculid(id)).int, 4))
+
+    def from_v4_facade(self, facade: Union[uuid.UUID, str]) -> Hlculid:
+        """The Hlculid a v4 facade (a uuid.UUID or its text) stands for under this key: time,
+        counter and publisher, the 6 lowest random bits 0. ValueError for anything but a version 4
+        uuid of the RFC 9562 variant."""
+        if isinstance(facade, str):
+            facade = uuid.UUID(facade)
+        elif not isinstance(facade, uuid.UUID):
+            raise TypeError(f"a v4 facade is a uuid.UUID or its text, not {type(facade).__name__}")
+        if facade.variant != uuid.RFC_4122 or facade.version != 4:
+            raise ValueError(f"uuid {facade} is not a v4 facade (an RFC 9562 version 4 uuid): version "
+                             f"field {facade.int >> 76 & 0xF}, variant {facade.variant}")
+        return from_uuidv7(uuid.UUID(int=self._uuidv47_swap(facade.int, 7)))
