@@ -1,7 +1,7 @@
 //! The crate against what a Rust application would pick instead, in one run: generating ids
 //! (hlculid's Generator, uuid's `Uuid::now_v7()`, ulid's `Generator`) on one thread and on two,
 //! and parsing and formatting (hlculid vs the uuid crate); then the masks (128-bit and bigint,
-//! both ways) against the generator. Plain timed loops, contenders interleaved, median of 7
+//! both ways, and the v4 facade) against the generator. Plain timed loops, contenders interleaved, median of 7
 //! rounds; prints ns per id and the ratios the README quotes.
 //!
 //! cargo bench -p hlculid-core --bench ids [-- --quick]
@@ -154,12 +154,15 @@ fn main() {
         .map(|_| hl.generate_bigint().unwrap().to_i64())
         .collect();
     let masked_bigs: Vec<i64> = bigs.iter().map(|&b| mask.mask_bigint(b).unwrap()).collect();
+    let facades: Vec<[u8; 16]> = ids.iter().map(|&i| mask.to_v4_facade(i)).collect();
     let mask_names = [
         "hlculid Generator::generate",
         "Mask::mask",
         "Mask::unmask",
         "Mask::mask_bigint",
         "Mask::unmask_bigint",
+        "Mask::to_v4_facade",
+        "Mask::from_v4_facade",
     ];
     let m = compare(
         n,
@@ -190,6 +193,16 @@ fn main() {
                         mask.unmask_bigint(black_box(masked_bigs[i % 1000]))
                             .unwrap(),
                     );
+                }
+            }),
+            (mask_names[5], &|n| {
+                for i in 0..n {
+                    black_box(mask.to_v4_facade(black_box(ids[i % 1000])));
+                }
+            }),
+            (mask_names[6], &|n| {
+                for i in 0..n {
+                    black_box(mask.from_v4_facade(black_box(facades[i % 1000])).unwrap());
                 }
             }),
         ],
