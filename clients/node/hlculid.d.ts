@@ -96,3 +96,31 @@ export function hlculidToBigint(id: IdText): string;
 export function toUuidv7(id: IdText): string;
 /** A version 7 uuid -> the canonical id it stands for. */
 export function fromUuidv7(uuid: string): string;
+
+/**
+ * A keyed, reversible mask of ids shown outside, as the server's hlculid_mask / hlculid_unmask and
+ * hlculid_mask_bigint / hlculid_unmask_bigint make it (the same key gives the same values): an
+ * 8-round Feistel network with SipHash-2-4 as its round function. The key is never shown.
+ */
+export class Mask {
+  /** key: 32 hex digits (either case), or 16 bytes. */
+  constructor(key: string | Uint8Array);
+  /** An id (any text form) -> its masked form, a lower-case 8-4-4-4-12 uuid (no valid uuid of any version). */
+  mask(id: IdText): string;
+  /** A masked uuid (8-4-4-4-12 or 32 hex digits) -> the canonical id it stands for under this key. */
+  unmask(masked: string): string;
+  /** A positive bigint id -> its masked form, a decimal string of 1 to 2^63 - 1; a RangeError for 0. */
+  maskBigint(id: BigintId): string;
+  /** A masked bigint -> the bigint id's decimal string; a RangeError for 0. */
+  unmaskBigint(masked: BigintId): string;
+  /** An id -> UUIDv47's v4 facade of its UUIDv7 form (a valid version 4 uuid; only the time is masked). */
+  toV4Facade(id: IdText): string;
+  /** A v4 facade -> the canonical id it stands for (the 6 lowest random bits 0); throws for anything but a v4 uuid. */
+  fromV4Facade(facade: string): string;
+  /** The 128-bit permutation on an id's value (0 to 2^128 - 1). */
+  maskValue(value: bigint): bigint;
+  /** The inverse of maskValue. */
+  unmaskValue(value: bigint): bigint;
+}
+/** SipHash-2-4 of message under a 16-byte key, as the reference code's 64-bit result. */
+export function siphash24(key: Uint8Array, message: Uint8Array): bigint;

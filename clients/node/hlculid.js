@@ -409,3 +409,211 @@ function fromUuidv7(u) {
 }
 module.exports.toUuidv7 = toUuidv7;
 module.exports.fromUuidv7 = fromUuidv7;
+
+// -- masks ---------------------------------------------------------------------------------------
+// Keyed, reversible masks for ids shown outside, as the server's hlculid_mask/hlculid_unmask and
+// hlculid_mask_bigint/hlculid_unmask_bigint and the crate's hlculid_core::mask make them: the same
+// key gives the same values (tests/data/mask_vectors.json). The specification is the doc comment
+// of core/src/mask.rs: a balanced Feistel network of 8 rounds with SipHash-2-4 under the 16-byte
+// key as its round function; 128 bits: the id's two 64-bit halves (big-endian), round i computes
+// SipHash(0x80, i, half as 8 big-endian bytes); 63 bits (bigint ids 1 to 2^63 - 1): x - 1 goes
+// through a Feistel on two 32-bit halves, round i computing the low 32 bits of SipHash(0x3F, i,
+// half as 4 big-endian bytes), again until the value is at most 2^63 - 2 (cycle walking), + 1.
+// With the same key, toV4Facade/fromV4Facade make and read UUIDv47's v4 facade of the id's UUIDv7
+// form (a valid version 4 uuid): only its time is masked; its counter and publisher show.
+const M64 = (1n << 64n) - 1n;
+const M32 = (1n << 32n) - 1n;
+const MASK_ROUNDS = 8;
+const TAG_128 = 0x80;
+const TAG_63 = 0x3f;
+const TOP_63 = I64_MAX - 1n; // the largest value after x - 1
+const KEY_HEX = /^[0-9A-Fa-f]$/;
+
+function rotl(x, b) {
+  return ((x << b) | (x >> (64n - b))) & M64;
+}
+
+// SipHash-2-4 (Aumasson and Bernstein, 2012) of message (bytes) under the key halves k0, k1.
+function siphashKeyed(k0, k1, message) {
+  let v0 = k0 ^ 0x736f6d6570736575n;
+  let v1 = k1 ^ 0x646f72616e646f6dn;
+  let v2 = k0 ^ 0x6c7967656e657261n;
+  let v3 = k1 ^ 0x7465646279746573n;
+  const sipround = () => {
+    v0 = (v0 + v1) & M64; v1 = rotl(v1, 13n) ^ v0; v0 = rotl(v0, 32n);
+    v2 = (v2 + v3) & M64; v3 = rotl(v3, 16n) ^ v2;
+    v0 = (v0 + v3) & M64; v3 = rotl(v3, 21n) ^ v0;
+    v2 = (v2 + v1) & M64; v1 = rotl(v1, 17n) ^ v2; v2 = rotl(v2, 32n);
+  };
+  const n = message.length;
+  const end = n - (n % 8);
+  const view = new DataView(message.buffer, message.byteOffset, n);
+  // whole 8-byte words, little-endian; then the last 0 to 7 bytes with the length's low byte on top
+  const words = [];
+  for (let i = 0; i < end; i += 8) words.push(view.getBigUint64(i, true));
+  let last = BigInt(n & 0xff) << 56n;
+  for (let i = end; i < n; i++) last |= BigInt(message[i]) << BigInt(8 * (i - end));
+  words.push(last);
+  for (const m of words) {
+    v3 ^= m;
+    sipround();
+    sipround();
+    v0 ^= m;
+  }
+  v2 ^= 0xffn;
+  for (let i = 0; i < 4; i++) sipround();
+  return v0 ^ v1 ^ v2 ^ v3;
+}
+
+// SipHash-2-4 of message under a 16-byte key (both Uint8Array or Buffer), as the 64-bit BigInt the
+// reference code returns (its 8 output bytes read little-endian): the paper's example,
+// siphash24(bytes 00..0f, bytes 00..0e), is 0xa129ca6149be45e5n.
+function siphash24(key, message) {
+  if (!(key instanceof Uint8Array) || key.length !== 16) throw new RangeError('a SipHash key is 16 bytes');
+  if (!(message instanceof Uint8Array)) throw new TypeError('a SipHash message is a Uint8Array');
+  const k = new DataView(key.buffer, key.byteOffset, 16);
+  return siphashKeyed(k.getBigUint64(0, true), k.getBigUint64(8, true), message);
+}
+
+// 16 bytes, or 32 hex digits in either case and nothing else. Errors say what is wrong with the
+// key's shape, never what it holds.
+function maskKeyBytes(key) {
+  if (typeof key === 'string') {
+    const chars = [...key]; // code points, as the crate counts characters
+    if (chars.length !== 32) {
+      throw new RangeError(`a mask key is 32 hex digits (16 bytes); the text given has ${chars.length} characters`);
+    }
+    const at = chars.findIndex((c) => !KEY_HEX.test(c));
+    if (at >= 0) {
+      throw new RangeError(`a mask key is 32 hex digits (16 bytes); character ${at + 1} of the text given is not one`);
+    }
+    return Buffer.from(key, 'hex');
+  }
+  if (key instanceof Uint8Array) {
+    if (key.length !== 16) throw new RangeError(`a mask key is 16 bytes (or 32 hex digits); ${key.length} bytes given`);
+    return Buffer.from(key);
+  }
+  throw new TypeError(`a mask key is 16 bytes (a Uint8Array) or 32 hex digits, not ${typeof key}`);
+}
+
+// A bigint id or masked bigint (decimal string or BigInt) -> BigInt, 1 to 2^63 - 1.
+function positiveBigint(v) {
+  const x = parseBigint(v);
+  if (x < 1n) throw new RangeError(`the bigint masks map 1 to ${I64_MAX} onto themselves; ${x} is outside that range`);
+  return x;
+}
+
+function uuidText(v) {
+  const h = v.toString(16).padStart(32, '0');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+// A mask key. The key is held in private fields: console.log, util.inspect and JSON.stringify
+// never show it.
+class Mask {
+  #k0;
+  #k1;
+  constructor(key) {
+    const k = maskKeyBytes(key);
+    this.#k0 = k.readBigUInt64LE(0);
+    this.#k1 = k.readBigUInt64LE(8);
+  }
+  #f128(i, half) {
+    const msg = new Uint8Array(10);
+    msg[0] = TAG_128;
+    msg[1] = i;
+    new DataView(msg.buffer).setBigUint64(2, half, false);
+    return siphashKeyed(this.#k0, this.#k1, msg);
+  }
+  #f63(i, half) {
+    const msg = new Uint8Array(6);
+    msg[0] = TAG_63;
+    msg[1] = i;
+    new DataView(msg.buffer).setUint32(2, Number(half), false);
+    return siphashKeyed(this.#k0, this.#k1, msg) & M32;
+  }
+  // The masked value of an id's 128 bits as a BigInt (a permutation of 0 to 2^128 - 1), and back.
+  maskValue(v) {
+    let l = v >> 64n;
+    let r = v & M64;
+    for (let i = 0; i < MASK_ROUNDS; i++) [l, r] = [r, l ^ this.#f128(i, r)];
+    return (l << 64n) | r;
+  }
+  unmaskValue(v) {
+    let l = v >> 64n;
+    let r = v & M64;
+    for (let i = MASK_ROUNDS - 1; i >= 0; i--) [l, r] = [r ^ this.#f128(i, l), l];
+    return (l << 64n) | r;
+  }
+  // An id (any text form the server reads) -> its masked form, a lower-case 8-4-4-4-12 uuid, as
+  // hlculid_mask gives it. Its version and variant bits are whatever the permutation gives (it
+  // is no valid uuid of any version).
+  mask(id) {
+    return uuidText(this.maskValue(BigInt(`0x${canonical(id).replace(/-/g, '')}`)));
+  }
+  // A masked uuid (8-4-4-4-12 or 32 hex digits, any case) -> the canonical id it stands for under
+  // this key, as hlculid_unmask gives it. Every uuid unmasks to some id: a value masked with
+  // another key gives an unrelated id, not an error.
+  unmask(masked) {
+    if (typeof masked !== 'string' || !(UUID_FORM.test(masked) || /^[0-9A-Fa-f]{32}$/.test(masked))) {
+      throw new Error(`invalid masked id ${JSON.stringify(masked)}: a masked id is a uuid (8-4-4-4-12 hex)`);
+    }
+    const v = this.unmaskValue(BigInt(`0x${masked.replace(/-/g, '')}`));
+    return format(Buffer.from(v.toString(16).padStart(32, '0'), 'hex'));
+  }
+  #permute64(v) {
+    let l = v >> 32n;
+    let r = v & M32;
+    for (let i = 0; i < MASK_ROUNDS; i++) [l, r] = [r, l ^ this.#f63(i, r)];
+    return (l << 32n) | r;
+  }
+  #unpermute64(v) {
+    let l = v >> 32n;
+    let r = v & M32;
+    for (let i = MASK_ROUNDS - 1; i >= 0; i--) [l, r] = [r ^ this.#f63(i, l), l];
+    return (l << 32n) | r;
+  }
+  // A positive bigint id (decimal string or BigInt) -> its masked form, a decimal string of 1 to
+  // 2^63 - 1, as hlculid_mask_bigint gives it. A RangeError for 0.
+  maskBigint(id) {
+    let z = this.#permute64(positiveBigint(id) - 1n);
+    while (z > TOP_63) z = this.#permute64(z);
+    return (z + 1n).toString();
+  }
+  // UUIDv47's mask48: SipHash-2-4 of the 74 bits a v7 uuid and its facade share.
+  #facadeMask48(u) {
+    const b = Buffer.from(u.toString(16).padStart(32, '0'), 'hex');
+    const m = Uint8Array.from([b[6] & 0x0f, b[7], b[8] & 0x3f, ...b.subarray(9)]);
+    return siphashKeyed(this.#k0, this.#k1, m) & ((1n << 48n) - 1n);
+  }
+  #uuidv47Swap(u, version) {
+    const v = u ^ (this.#facadeMask48(u) << 80n);
+    return (v & ~(0xfn << 76n) & ~(3n << 62n)) | (BigInt(version) << 76n) | (2n << 62n);
+  }
+  // An id (any text form) -> UUIDv47's v4 facade of its UUIDv7 form, a lower-case 8-4-4-4-12
+  // string: a valid RFC 9562 version 4 uuid whose time is masked; its other bits show the id's
+  // counter and publisher (core/src/facade.rs).
+  toV4Facade(id) {
+    return uuidText(this.#uuidv47Swap(BigInt(`0x${toUuidv7(id).replace(/-/g, '')}`), 4));
+  }
+  // A v4 facade (8-4-4-4-12, any case) -> the canonical id it stands for under this key: time,
+  // counter and publisher, the 6 lowest random bits 0. An Error for anything but a version 4 uuid
+  // of the RFC 9562 variant.
+  fromV4Facade(facade) {
+    if (typeof facade !== 'string' || !UUID_FORM.test(facade)) throw new Error(`invalid uuid ${JSON.stringify(facade)}`);
+    const v = BigInt(`0x${facade.replace(/-/g, '')}`);
+    if (((v >> 76n) & 0xfn) !== 4n || ((v >> 62n) & 3n) !== 2n) {
+      throw new Error(`uuid ${facade} is not a v4 facade (an RFC 9562 version 4 uuid)`);
+    }
+    return fromUuidv7(uuidText(this.#uuidv47Swap(v, 7)));
+  }
+  // A masked bigint (decimal string or BigInt) -> the bigint id's decimal string, as
+  // hlculid_unmask_bigint gives it. A RangeError for 0.
+  unmaskBigint(masked) {
+    let z = this.#unpermute64(positiveBigint(masked) - 1n);
+    while (z > TOP_63) z = this.#unpermute64(z);
+    return (z + 1n).toString();
+  }
+}
+module.exports.Mask = Mask;
+module.exports.siphash24 = siphash24;

@@ -1,11 +1,12 @@
 //! The crate against what a Rust application would pick instead, in one run: generating ids
 //! (hlculid's Generator, uuid's `Uuid::now_v7()`, ulid's `Generator`) on one thread and on two,
-//! and parsing and formatting (hlculid vs the uuid crate). Plain timed loops, contenders
-//! interleaved, median of 7 rounds; prints ns per id and the ratios the README quotes.
+//! and parsing and formatting (hlculid vs the uuid crate); then the masks (128-bit and bigint,
+//! both ways, and the v4 facade) against the generator. Plain timed loops, contenders interleaved, median of 7
+//! rounds; prints ns per id and the ratios the README quotes.
 //!
 //! cargo bench -p hlculid-core --bench ids [-- --quick]
 
-use hlculid_core::{Generator, Id};
+use hlculid_core::{Generator, Id, Mask};
 use std::hint::black_box;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -147,4 +148,64 @@ fn main() {
         ],
     );
     report("format, per id", &format_names, &m, Some((0, 1, 1.5)));
+    let mask = Mask::new(*b"0123456789abcdef");
+    let masked: Vec<[u8; 16]> = ids.iter().map(|&i| mask.mask(i)).collect();
+    let bigs: Vec<i64> = (0..1000)
+        .map(|_| hl.generate_bigint().unwrap().to_i64())
+        .collect();
+    let masked_bigs: Vec<i64> = bigs.iter().map(|&b| mask.mask_bigint(b).unwrap()).collect();
+    let facades: Vec<[u8; 16]> = ids.iter().map(|&i| mask.to_v4_facade(i)).collect();
+    let mask_names = [
+        "hlculid Generator::generate",
+        "Mask::mask",
+        "Mask::unmask",
+        "Mask::mask_bigint",
+        "Mask::unmask_bigint",
+        "Mask::to_v4_facade",
+        "Mask::from_v4_facade",
+    ];
+    let m = compare(
+        n,
+        &[
+            (mask_names[0], &|n| {
+                for _ in 0..n {
+                    black_box(hl.generate().unwrap());
+                }
+            }),
+            (mask_names[1], &|n| {
+                for i in 0..n {
+                    black_box(mask.mask(black_box(ids[i % 1000])));
+                }
+            }),
+            (mask_names[2], &|n| {
+                for i in 0..n {
+                    black_box(mask.unmask(black_box(masked[i % 1000])));
+                }
+            }),
+            (mask_names[3], &|n| {
+                for i in 0..n {
+                    black_box(mask.mask_bigint(black_box(bigs[i % 1000])).unwrap());
+                }
+            }),
+            (mask_names[4], &|n| {
+                for i in 0..n {
+                    black_box(
+                        mask.unmask_bigint(black_box(masked_bigs[i % 1000]))
+                            .unwrap(),
+                    );
+                }
+            }),
+            (mask_names[5], &|n| {
+                for i in 0..n {
+                    black_box(mask.to_v4_facade(black_box(ids[i % 1000])));
+                }
+            }),
+            (mask_names[6], &|n| {
+                for i in 0..n {
+                    black_box(mask.from_v4_facade(black_box(facades[i % 1000])).unwrap());
+                }
+            }),
+        ],
+    );
+    report("masks, per id", &mask_names, &m, None);
 }

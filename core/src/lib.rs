@@ -8,6 +8,9 @@
 //!   ([`Display`](std::fmt::Display)), read fields, build from fields, order, per-ms bounds.
 //! - [`Generator`]: a thread-safe hybrid logical clock for one publisher, the server's
 //!   algorithm, with an optional durable high-water mark.
+//! - [`Mask`]: a keyed, reversible mask of ids shown outside (a 128-bit id as a uuid, a bigint
+//!   id as a positive bigint) that hides their time, order, counter and publisher; and, with
+//!   the same key, UUIDv47's v4 facade of the UUIDv7 form (the time masked, a valid v4 uuid).
 //! - Feature `serde`: [`Id`] as the canonical string (JSON) or 16 bytes (binary formats).
 //! - Feature `postgres`: [`Id`] as a `tokio-postgres`/`postgres` parameter and column, binary,
 //!   for `hlculid` and `uuid` columns.
@@ -34,8 +37,10 @@ mod column;
 #[cfg(feature = "diesel")]
 pub mod diesel;
 pub mod durable;
+pub mod facade;
 pub mod generator;
 pub mod layout;
+pub mod mask;
 pub mod persist;
 #[cfg(feature = "postgres")]
 mod postgres;
@@ -52,3 +57,4 @@ pub mod window;
 pub use bigint::BigId;
 pub use generator::{Builder, Error, Generator};
 pub use layout::{Field, Id, Parts};
+pub use mask::Mask;

@@ -62,7 +62,7 @@ def test_the_wheel_installs_into_a_fresh_venv_and_works(packages, tmp_path):
     use = textwrap.dedent(f"""
         import importlib.metadata, importlib.util, json, pathlib, sys, uuid
         import hlculid
-        from hlculid import BigId, Generator, Hlculid, RandomUuid, TooFarAhead
+        from hlculid import BigId, Generator, Hlculid, Mask, RandomUuid, TooFarAhead
         assert pathlib.Path(hlculid.__file__).is_relative_to(pathlib.Path(sys.prefix)), hlculid.__file__
         assert importlib.metadata.version("hlculid") == hlculid.__version__ == "{VERSION}"
         assert (pathlib.Path(hlculid.__file__).parent / "py.typed").exists()
@@ -70,6 +70,8 @@ def test_the_wheel_installs_into_a_fresh_venv_and_works(packages, tmp_path):
         a, b = g.generate(), g.generate_bigint()
         assert type(a) is Hlculid and a.publisher == 7 and Hlculid(str(a)) == a
         assert isinstance(b, BigId) and b.to_hlculid() > a
+        m = Mask("000102030405060708090a0b0c0d0e0f")
+        assert m.unmask(m.mask(a)) == a and m.unmask_bigint(m.mask_bigint(b)) == b
         try:
             g.observe(uuid.uuid4())
             raise SystemExit("a random uuid was observed")
@@ -119,6 +121,9 @@ module.exports = function check(hl, drizzle, pgCore, dialect) {
   const a = g.generate();
   assert.match(a, /^[0-9A-F]{12}-[0-9A-F]{4}-0007-[0-9A-F]{12}$/);
   assert.ok(hl.bigintToHlculid(g.generateBigint()) > a);
+  const m = new hl.Mask('000102030405060708090a0b0c0d0e0f');
+  assert.strictEqual(m.unmask(m.mask(a)), a);
+  assert.strictEqual(m.mask('000000000000-0000-0000-000000000000'), 'bf6e6a26-7796-47c3-7f1f-d97cc0b2657e');
   assert.throws(() => g.observe('6e9f0e1c5b3a4d2e9f8a1b2c3d4e5f60'), (e) => e instanceof hl.HlculidError && e.code === 'RandomUuid');
   const events = pgCore.pgTable('events', { id: drizzle.hlculid('id').primaryKey() });
   const q = new dialect().sqlToQuery(drizzle.inRange(events.id, new Date(0), new Date(1000)));

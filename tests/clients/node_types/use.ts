@@ -3,7 +3,7 @@
 import { pgTable, integer } from 'drizzle-orm/pg-core';
 import {
   Generator, HlculidError, canonical, minOf, maxOf, format, register, parseBigint, bigintFields,
-  bigintToHlculid, hlculidToBigint, toUuidv7, fromUuidv7, DEFAULT_MAX_SKEW_MS,
+  bigintToHlculid, hlculidToBigint, toUuidv7, fromUuidv7, DEFAULT_MAX_SKEW_MS, Mask, siphash24,
 } from 'hlculid';
 import { hlculid, inRange } from 'hlculid/drizzle';
 
@@ -25,6 +25,11 @@ const f: { ms: number; counter: number; publisher: number; date: Date } = bigint
 const texts: string[] = [canonical(id), minOf(new Date()), maxOf(new Date()), format(new Uint8Array(16)),
   bigintToHlculid(n), hlculidToBigint(h), fromUuidv7(toUuidv7(id))];
 const waits: number = gen.waits;
+const mask = new Mask('000102030405060708090a0b0c0d0e0f');
+const masked: string[] = [mask.mask(id), mask.unmask(mask.mask(id)), mask.maskBigint(big),
+  mask.unmaskBigint(BigInt(mask.maskBigint(n))), new Mask(new Uint8Array(16)).mask(h),
+  mask.fromV4Facade(mask.toV4Facade(id))];
+const value: bigint = mask.unmaskValue(mask.maskValue(1n)) ^ siphash24(new Uint8Array(16), new Uint8Array(0));
 
 const events = pgTable('events', {
   id: hlculid('id').primaryKey(),
@@ -36,4 +41,4 @@ const oid: Promise<number> = register({ query: async () => ({ rows: [] }) }, {
   getTypeParser: () => (v: string) => v,
   setTypeParser: () => undefined,
 });
-console.log(texts, f, waits, window, oid, events.id.name);
+console.log(texts, f, waits, window, oid, events.id.name, masked, value);

@@ -12,6 +12,9 @@ publisher]`, from the same clock. It is deliberately not an int: JSON encoders w
 numbers, which JavaScript and other double-based readers round above 2^53 (every id made after
 1970-02-19), so a BigId is written as its decimal string (json.dumps(..., default=json_default))
 and refuses to be encoded as a number by accident.
+
+Mask (module hlculid.mask) is the keyed, reversible mask of ids shown outside, the server's
+hlculid_mask and hlculid_mask_bigint: the same key gives the same values.
 """
 
 from __future__ import annotations
@@ -680,3 +683,8 @@ def from_uuidv7(u: Union[uuid.UUID, str]) -> Hlculid:
     v = u.int
     rest = (v >> 64 & 0xFFF) << 62 | (v & _V7_RAND_B)
     return Hlculid(int=(v >> 80) << 80 | rest << 6)
+
+
+# -- masks (hlculid.mask imports the names above) ------------------------------------------------
+
+from .mask import Mask  # noqa: E402
