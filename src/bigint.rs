@@ -7,7 +7,7 @@ use crate::backend_local::BackendLocal;
 use crate::datum::Hlculid;
 use crate::errors::{Condition, UserError};
 use crate::extract::ms_to_ts;
-use crate::{horizon, server_clock, settings, shmem};
+use crate::{horizon_slots, server_clock, settings, shmem};
 use hlculid_core::bigint::{self, BigId, BigIdError};
 use hlculid_core::clock::nth_value;
 use hlculid_core::clock::{ClockError, Tick};
@@ -68,7 +68,7 @@ static PENDING: BackendLocal<Option<(u64, Result<Tick, ClockError>)>> = BackendL
 pub unsafe extern "C" fn hlculid_generate_bigint_wrapper(
     fcinfo: pg_sys::FunctionCallInfo,
 ) -> pg_sys::Datum {
-    if shmem::preloaded() && horizon::hold_fast() {
+    if shmem::preloaded() && horizon_slots::hold_fast() {
         let publisher = settings::publisher_fast().map_or(u32::MAX, u32::from);
         if publisher <= bigint::MAX_PUBLISHER {
             let (now, first) = shmem::clock_preloaded().tick_batch_reading(

@@ -4,7 +4,7 @@ use crate::backend_local::{random48, random48_ready, BackendLocal};
 use crate::datum::Hlculid;
 use crate::pg_c;
 use crate::server_clock::{self, now_ms};
-use crate::{horizon, settings, shmem};
+use crate::{horizon_slots, settings, shmem};
 use hlculid_core::clock::{ClockError, Tick, FULL_COUNTER};
 use hlculid_core::Id;
 use pgrx::prelude::*;
@@ -30,7 +30,7 @@ static PENDING: BackendLocal<Option<(u64, Result<Tick, ClockError>)>> = BackendL
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hlculid_generate_fast(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
     // Holding the horizon's slot is one branch once the transaction holds it.
-    if shmem::preloaded() && horizon::hold_fast() {
+    if shmem::preloaded() && horizon_slots::hold_fast() {
         let (now, first) = shmem::clock_preloaded().tick_reading(now_ms);
         if let Ok(t) = first {
             if t.backward_step_ms.is_none() {

@@ -1,6 +1,6 @@
 //! The background worker that keeps the durable high-water mark ahead of the clock, so that
-//! backends almost never wait for an fsync, and persists the horizon's floor. It also logs, once per server start, which
-//! publisher id the server uses and why.
+//! backends almost never wait for an fsync. It also logs, once per server start, which publisher
+//! id the server uses and why.
 
 use crate::errors::Condition;
 use crate::settings::{self, PublisherSource};
@@ -54,26 +54,7 @@ pub extern "C-unwind" fn hlculid_hwm_writer_main(_arg: pg_sys::Datum) {
     BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
     log_publisher();
     let mut failing = false;
-    let mut floor_failing = false;
-    let mut ticks = 0u32;
     loop {
-        // The horizon's floor, once a second (src/horizon.rs): the largest horizon returned.
-        ticks = ticks.wrapping_add(1);
-        if ticks.is_multiple_of(10) {
-            match crate::horizon::persist_floor() {
-                Ok(()) => floor_failing = false,
-                Err(e) if !floor_failing => {
-                    floor_failing = true;
-                    ereport!(
-                        PgLogLevel::WARNING,
-                        Condition::MarkWriteFailed.code(),
-                        format!("hlculid: could not write the horizon floor file: {e}"),
-                        "After a restart, prepared transactions would hold the horizon at an older floor; nothing is lost."
-                    );
-                }
-                Err(_) => {}
-            }
-        }
         match server_clock::refresh() {
             Ok(()) if failing => {
                 failing = false;

@@ -30,6 +30,7 @@ mod generate;
 mod generate_at;
 mod horizon;
 mod horizon_publisher;
+mod horizon_slots;
 mod hwm_writer;
 mod introspect;
 mod io;
@@ -38,6 +39,7 @@ mod ops;
 mod ops_uuid;
 mod partitions;
 mod pg_c;
+mod prepared_holds;
 mod record;
 mod recover;
 mod server_clock;
@@ -64,7 +66,8 @@ pub extern "C-unwind" fn _PG_init() {
     }
     settings::define();
     shmem::init();
-    horizon::init();
+    horizon_slots::init();
+    prepared_holds::init();
     xact::register();
     hwm_writer::register();
     horizon_publisher::register();

@@ -9,7 +9,7 @@
 
 use crate::errors::{Condition, UserError};
 use crate::shmem::{self, MarkDamage, MARK_WRITING};
-use crate::{horizon, settings};
+use crate::{horizon_slots, settings};
 use hlculid_core::clock::{ClockError, Tick, FULL_COUNTER, MAX_BATCH};
 use hlculid_core::durable::{DurableClock, MarkStore, Refusal};
 use hlculid_core::{persist, Id};
@@ -94,7 +94,7 @@ pub fn take(n: u64) -> Tick {
 }
 
 /// `n` values for ids whose counter holds `counter_values` values a millisecond (bigint ids).
-/// The transaction holds the horizon first (src/horizon.rs): its ids are below every horizon
+/// The transaction holds the horizon first (src/horizon_slots.rs): its ids are below every horizon
 /// until it ends.
 pub fn take_batch(n: u64, counter_values: u64) -> Tick {
     finish(try_take_batch(n, counter_values))
@@ -103,7 +103,7 @@ pub fn take_batch(n: u64, counter_values: u64) -> Tick {
 /// The clock's answer for a batch, after the transaction holds the horizon.
 fn try_take_batch(n: u64, counter_values: u64) -> Result<Tick, Refusal<MarkError>> {
     let clock = durable();
-    horizon::hold();
+    horizon_slots::hold();
     clock.take_batch(n, counter_values, now_ms, pace)
 }
 

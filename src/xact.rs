@@ -1,9 +1,9 @@
 //! The one transaction callback of the library, registered in the postmaster while preloading
-//! (every backend inherits it): the horizon's slot (src/horizon.rs) and the transaction's id
+//! (every backend inherits it): the horizon's slot (src/horizon_slots.rs) and the transaction's id
 //! group (src/tx.rs) end with their transaction. Only a flag check for transactions that made
 //! no ids.
 
-use crate::{horizon, tx};
+use crate::{horizon_slots, tx};
 use pgrx::prelude::*;
 
 #[pg_guard]
@@ -11,7 +11,7 @@ unsafe extern "C-unwind" fn on_xact_event(
     event: pg_sys::XactEvent::Type,
     _arg: *mut core::ffi::c_void,
 ) {
-    horizon::end_of_transaction(event);
+    horizon_slots::end_of_transaction(event);
     tx::end_of_transaction(event);
 }
 

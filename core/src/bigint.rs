@@ -95,6 +95,19 @@ impl BigId {
         self.ms() << 16 | u64::from(self.counter())
     }
 
+    /// The smallest bigint id of clock value `logical` or later (a counter past what a bigint
+    /// holds moves to the next millisecond's first): every bigint id of a clock value below
+    /// `logical` sorts below it. What a horizon (an exclusive clock value) is for bigint ids;
+    /// `None` past the bigint range.
+    pub fn horizon_bound(logical: u64) -> Option<BigId> {
+        let (ms, counter) = (logical >> 16, logical & 0xFFFF);
+        if counter >= COUNTER_VALUES {
+            BigId::min_of_ms(ms + 1).ok()
+        } else {
+            BigId::from_fields(ms, counter, 0).ok()
+        }
+    }
+
     /// The smallest and largest bigint id of a millisecond, for time-window queries.
     pub fn min_of_ms(ms: u64) -> Result<BigId, BigIdError> {
         BigId::from_fields(ms, 0, 0)
@@ -193,6 +206,18 @@ impl FromStr for BigId {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_horizon_bound_sits_between_the_ids_below_and_above_the_horizon() {
+        let ms = 1_700_000_000_000u64;
+        let big = |ms: u64, c: u64| BigId::from_fields(ms, c, MAX_PUBLISHER).unwrap().to_i64();
+        let b = BigId::horizon_bound((ms << 16) | 5).unwrap().to_i64();
+        assert!(big(ms, 4) < b && b <= big(ms, 5) - 1023);
+        // a counter past what a bigint holds: the next millisecond's first id is the bound
+        let b = BigId::horizon_bound((ms << 16) | 3000).unwrap().to_i64();
+        assert!(big(ms, 2047) < b && b == big(ms + 1, 0) - 1023);
+        assert_eq!(BigId::horizon_bound(((MAX_MS + 1) << 16) | 1), None);
+    }
+
     use super::*;
     use proptest::prelude::*;
 

@@ -176,21 +176,6 @@ def test_a_prepared_transaction_holds_the_horizon_across_a_restart(make_cluster,
     assert c.one("SELECT count(*) FROM hlculid_horizon_holders") == 0
 
 
-def test_without_a_floor_file_a_prepared_transaction_holds_at_the_minimum_id(make_cluster):
-    c = make_cluster("horizon-no-floor", conf=CONF).start()
-    setup(c)
-    with c.connect(autocommit=False) as p:
-        p.execute("INSERT INTO ev (w, n) VALUES (1, 1)")
-        p.execute("PREPARE TRANSACTION 'p1'")
-    c.stop()
-    (c.data / "hlculid.horizon").unlink(missing_ok=True)
-    c.start()
-    assert held_at(c) == "000000000000-0001-0000-000000000000"
-    assert "prepared transactions and no horizon floor file" in c.log()
-    c.sql("ROLLBACK PREPARED 'p1'")
-    assert held_at(c) > "01"
-
-
 def test_a_terminated_or_crashed_backend_releases_the_horizon(make_cluster):
     c = make_cluster("horizon-terminate", conf=CONF).start()
     setup(c)

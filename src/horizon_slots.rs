@@ -1,0 +1,255 @@
+//! The horizon's slots: one per backend, in shared memory, saying the lowest clock value that
+//! backend's running transaction may take. src/horizon.rs reads them; the generators hold a slot
+//! before their first tick; the transaction callback (src/xact.rs) releases it.
+//!
+//! Each slot is one cache line, indexed by the backend's proc number. Before the first tick of a
+//! top-level transaction the backend stores there the lowest value the transaction can take (the
+//! clock's current value + 1); the tick's AcqRel step on the clock publishes that store to any
+//! reader that sees the tick. The slot is cleared at `XACT_EVENT_COMMIT`/`ABORT`, which run after
+//! `ProcArrayEndTransaction`, so a cleared slot means the transaction's rows are visible to every
+//! later snapshot. At `PRE_PREPARE` the value becomes a prepared hold (src/prepared_holds.rs)
+//! before the slot is cleared.
+//!
+//! The generators are PARALLEL RESTRICTED: a parallel worker's commit (`PARALLEL_COMMIT`) comes
+//! before its leader's, so a worker's slot would release ids the leader has not committed.
+
+use crate::backend_local::BackendLocal;
+use crate::errors::{Condition, UserError};
+use crate::{prepared_holds, shmem};
+use pgrx::prelude::*;
+use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU64, Ordering};
+
+/// One backend's slot: the lowest clock value its running transaction may take (0: none).
+#[repr(C, align(64))]
+struct Slot {
+    lowest: AtomicU64,
+    pid: AtomicI32,
+}
+
+#[repr(C, align(64))]
+struct Header {
+    /// The largest horizon returned since the server started (a clock value, exclusive).
+    published: AtomicU64,
+    nslots: usize,
+}
+
+static SHARED: AtomicPtr<Header> = AtomicPtr::new(std::ptr::null_mut());
+
+static mut PREV_REQUEST: Option<unsafe extern "C-unwind" fn()> = None;
+static mut PREV_STARTUP: Option<unsafe extern "C-unwind" fn()> = None;
+
+fn layout() -> (usize, usize) {
+    // SAFETY: set from postgresql.conf before shmem_request_hook runs, constant afterwards.
+    let nslots = unsafe { pg_sys::MaxBackends.max(0) as usize };
+    (
+        nslots,
+        std::mem::size_of::<Header>() + nslots * std::mem::size_of::<Slot>(),
+    )
+}
+
+/// Registers the shared memory; `_PG_init` calls it during `shared_preload_libraries` only.
+pub fn init() {
+    // SAFETY: _PG_init of a preloaded library runs once in the postmaster, before any hook is
+    // called; chaining the previous hooks is what every extension does.
+    unsafe {
+        PREV_REQUEST = pg_sys::shmem_request_hook;
+        pg_sys::shmem_request_hook = Some(request);
+        PREV_STARTUP = pg_sys::shmem_startup_hook;
+        pg_sys::shmem_startup_hook = Some(startup);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn request() {
+    // SAFETY: the hook chain, as installed by init; called by the postmaster once.
+    unsafe {
+        if let Some(prev) = PREV_REQUEST {
+            prev();
+        }
+        pg_sys::RequestAddinShmemSpace(layout().1 + 64);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn startup() {
+    // SAFETY: the hook chain; then PostgreSQL's protocol for an add-in's shared memory: under
+    // AddinShmemInitLock (MainLWLockArray[21]), ShmemInitStruct returns the named region,
+    // allocating it (found = false) once per shared memory segment, zero-filled here.
+    unsafe {
+        if let Some(prev) = PREV_STARTUP {
+            prev();
+        }
+        let (nslots, size) = layout();
+        let init_lock = &raw mut (*pg_sys::MainLWLockArray.add(21)).lock;
+        pg_sys::LWLockAcquire(init_lock, pg_sys::LWLockMode::LW_EXCLUSIVE);
+        let mut found = false;
+        let p = pg_sys::ShmemInitStruct(c"hlculid_horizon".as_ptr(), size + 64, &mut found);
+        // ShmemInitStruct aligns to a cache line on every supported platform; be sure.
+        let p = p.cast::<u8>().add(p.cast::<u8>().align_offset(64));
+        if !found {
+            std::ptr::write_bytes(p, 0, size);
+            (*p.cast::<Header>()).nslots = nslots;
+        }
+        SHARED.store(p.cast(), Ordering::Release);
+        pg_sys::LWLockRelease(init_lock);
+    }
+}
+
+fn header() -> Option<&'static Header> {
+    // SAFETY: set once per shared memory segment by `startup` (in the postmaster, inherited by
+    // every backend); the region lives as long as the segment.
+    unsafe { SHARED.load(Ordering::Acquire).as_ref() }
+}
+
+/// Whether the slots exist (the library was preloaded when the server started).
+pub fn available() -> bool {
+    header().is_some()
+}
+
+fn slots(h: &'static Header) -> &'static [Slot] {
+    // SAFETY: `layout` put `nslots` cache-line slots right after the header, inside the region.
+    unsafe {
+        let base = (h as *const Header)
+            .cast::<u8>()
+            .add(std::mem::size_of::<Header>());
+        std::slice::from_raw_parts(base.cast::<Slot>(), h.nslots)
+    }
+}
+
+/// The slots in use: (pid, lowest value).
+pub fn held() -> impl Iterator<Item = (i32, u64)> {
+    header()
+        .into_iter()
+        .flat_map(|h| slots(h).iter())
+        .filter_map(|s| {
+            let v = s.lowest.load(Ordering::Acquire);
+            (v != 0).then(|| (s.pid.load(Ordering::Relaxed), v))
+        })
+}
+
+/// Raises the shared horizon to `h` (never lowers it) and returns it: every earlier answer stays
+/// true, since later transactions take values above the clock as it was.
+pub fn publish(horizon: u64) -> u64 {
+    match header() {
+        Some(h) => h
+            .published
+            .fetch_max(horizon, Ordering::AcqRel)
+            .max(horizon),
+        None => horizon,
+    }
+}
+
+/// This backend's slot: its proc number indexes the slots (regular backends, autovacuum and
+/// background workers number below MaxBackends).
+fn my_slot() -> Option<&'static Slot> {
+    let h = header()?;
+    // SAFETY: MyProc and ProcGlobal are set when a backend starts and never change; MyProc
+    // points into ProcGlobal->allProcs.
+    let n = unsafe {
+        if pg_sys::MyProc.is_null() || pg_sys::ProcGlobal.is_null() {
+            return None;
+        }
+        pg_sys::MyProc.offset_from((*pg_sys::ProcGlobal).allProcs)
+    };
+    usize::try_from(n).ok().and_then(|n| slots(h).get(n))
+}
+
+/// 0: the backend has not registered its exit backstop (slow path); 1: ready, no slot held;
+/// 2: this transaction holds its slot.
+static STATE: BackendLocal<u8> = BackendLocal::new(0);
+const READY: u8 = 1;
+const HELD: u8 = 2;
+
+/// Holds this transaction's slot before its first tick, without raising: false when the slow
+/// path must do it (first use in this backend). One branch once held.
+#[inline]
+pub fn hold_fast() -> bool {
+    // SAFETY: the backend's thread; the closure does not reach STATE again.
+    unsafe {
+        STATE.with(|s| match *s {
+            HELD => true,
+            READY => {
+                if let Some(slot) = my_slot() {
+                    set(slot);
+                    *s = HELD;
+                    true
+                } else {
+                    false
+                }
+            }
+            _ => false,
+        })
+    }
+}
+
+fn set(slot: &Slot) {
+    // SAFETY: MyProcPid is set once at process start.
+    slot.pid
+        .store(unsafe { pg_sys::MyProcPid }, Ordering::Relaxed);
+    // The lowest value any tick after this load can take; the tick's AcqRel step publishes it.
+    slot.lowest
+        .store(shmem::clock_preloaded().current() + 1, Ordering::Release);
+}
+
+/// [`hold_fast`], registering the backend's exit backstop the first time; raises when the
+/// backend has no slot (never for a backend or a background worker).
+pub fn hold() {
+    if hold_fast() {
+        return;
+    }
+    if header().is_none() || my_slot().is_none() {
+        UserError::new(
+            Condition::Internal,
+            "this process has no hlculid horizon slot",
+        )
+        .raise();
+    }
+    // SAFETY: registers a callback for the life of the process; it only stores into shared
+    // memory the process owns.
+    unsafe { pg_sys::on_shmem_exit(Some(on_exit), pg_sys::Datum::from(0)) };
+    // SAFETY: the backend's thread.
+    unsafe { STATE.with(|s| *s = READY) };
+    hold_fast();
+}
+
+/// The backstop: a backend that exits without ending its transaction (it always does end it,
+/// through AbortTransaction, unless it crashes, and a crash reinitialises shared memory).
+unsafe extern "C-unwind" fn on_exit(_code: core::ffi::c_int, _arg: pg_sys::Datum) {
+    release();
+}
+
+fn release() {
+    // SAFETY: the backend's thread; only stores.
+    let held = unsafe { STATE.with(|s| std::mem::replace(s, (*s).min(READY)) == HELD) };
+    if held {
+        if let Some(slot) = my_slot() {
+            slot.lowest.store(0, Ordering::Release);
+        }
+    }
+}
+
+/// The transaction callback's part (src/xact.rs): commit and abort release the slot (they run
+/// after the transaction's end is visible); prepare moves it into a prepared hold first.
+pub fn end_of_transaction(event: pg_sys::XactEvent::Type) {
+    use pg_sys::XactEvent::*;
+    match event {
+        XACT_EVENT_PRE_PREPARE => move_to_hold(),
+        XACT_EVENT_COMMIT
+        | XACT_EVENT_ABORT
+        | XACT_EVENT_PREPARE
+        | XACT_EVENT_PARALLEL_COMMIT
+        | XACT_EVENT_PARALLEL_ABORT => release(),
+        _ => {}
+    }
+}
+
+/// At PRE_PREPARE: the transaction's slot value becomes a hold on its xid.
+fn move_to_hold() {
+    // SAFETY: the backend's thread; only reads.
+    if unsafe { STATE.with(|s| *s) } != HELD {
+        return;
+    }
+    if let Some(slot) = my_slot() {
+        prepared_holds::take(slot.lowest.load(Ordering::Acquire));
+    }
+}
