@@ -21,3 +21,76 @@ BEGIN
     ALTER OPERATOR FAMILY hlculid_ops USING btree ADD FUNCTION 6 (hlculid) hlculid_skipsupport(internal);
   END IF;
 END $$;
+
+-- == tstzrange @> hlculid ==
+-- The commutator of <@ (CREATE OPERATOR links <@ back to it).
+-- `tstzrange @> id` (0.5.0): the commutator of `id <@ tstzrange`, so a window can be written
+-- either way round; the same estimator and the same index conditions (src/window.rs). One source:
+-- the install script takes it through src/window.rs, the 0.4.0 -> 0.5.0 upgrade script includes it.
+CREATE FUNCTION hlculid_range_contains(range tstzrange, id @extschema@.hlculid) RETURNS boolean
+    IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
+    SUPPORT @extschema@.hlculid_in_range_support
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_range_contains_wrapper';
+CREATE OPERATOR @> (
+    LEFTARG = tstzrange,
+    RIGHTARG = @extschema@.hlculid,
+    FUNCTION = @extschema@.hlculid_range_contains,
+    COMMUTATOR = OPERATOR(@extschema@.<@),
+    RESTRICT = @extschema@.hlculid_in_range_sel,
+    JOIN = pg_catalog.contjoinsel
+);
+COMMENT ON FUNCTION hlculid_range_contains(tstzrange, hlculid) IS 'true when the id''s time lies in the range (the function behind tstzrange @> hlculid)';
+COMMENT ON OPERATOR @> (tstzrange, hlculid) IS 'the range holds the id''s time: the commutator of <@, estimated and indexed the same way';
+
+-- == masks: ids that can leave the database ==
+CREATE  FUNCTION "hlculid_mask"(
+	"id" hlculid /* Hlculid */
+) RETURNS uuid /* Uuid */
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_mask_wrapper';
+
+CREATE  FUNCTION "hlculid_unmask"(
+	"masked" uuid /* Uuid */
+) RETURNS hlculid /* Hlculid */
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_unmask_wrapper';
+
+CREATE  FUNCTION "hlculid_unmask_any"(
+	"masked" uuid /* Uuid */
+) RETURNS SETOF hlculid /* Hlculid */
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_unmask_any_wrapper';
+
+CREATE  FUNCTION "hlculid_mask_bigint"(
+	"id" bigint /* i64 */
+) RETURNS bigint /* i64 */
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_mask_bigint_wrapper';
+
+CREATE  FUNCTION "hlculid_unmask_bigint"(
+	"masked" bigint /* i64 */
+) RETURNS bigint /* i64 */
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_unmask_bigint_wrapper';
+
+CREATE  FUNCTION "hlculid_unmask_bigint_any"(
+	"masked" bigint /* i64 */
+) RETURNS SETOF bigint /* i64 */
+STRICT STABLE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_unmask_bigint_any_wrapper';
+
+-- Masks (0.5.0): what \df+ says of them. The functions are Rust (src/mask.rs); one source for
+-- these comments, which the install script takes through src/mask.rs and the 0.4.0 -> 0.5.0
+-- upgrade script includes.
+COMMENT ON FUNCTION hlculid_mask(hlculid) IS 'the id as shown outside: a keyed permutation (hlculid.mask_key) printed as a uuid, revealing neither time, order, counter nor publisher';
+COMMENT ON FUNCTION hlculid_unmask(uuid) IS 'the id a masked uuid stands for, under hlculid.mask_key: WHERE id = hlculid_unmask($1) is a primary-key lookup';
+COMMENT ON FUNCTION hlculid_unmask_any(uuid) IS 'the ids a masked uuid stands for under hlculid.mask_key and each of hlculid.mask_old_keys (key rotation): WHERE id IN (SELECT hlculid_unmask_any($1))';
+COMMENT ON FUNCTION hlculid_mask_bigint(bigint) IS 'a bigint id as shown outside: a keyed permutation of the positive bigints';
+COMMENT ON FUNCTION hlculid_unmask_bigint(bigint) IS 'the bigint id a masked bigint stands for, under hlculid.mask_key';
+COMMENT ON FUNCTION hlculid_unmask_bigint_any(bigint) IS 'the bigint ids a masked bigint stands for under hlculid.mask_key and each of hlculid.mask_old_keys';

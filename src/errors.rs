@@ -42,6 +42,10 @@ pub enum Condition {
     /// `hlculid_horizon()` in a REPEATABLE READ or SERIALIZABLE transaction, whose snapshot
     /// predates the horizon.
     HorizonInSnapshotTransaction,
+    /// `hlculid_mask` and the others with no key to read.
+    MaskKeyMissing,
+    /// A line of the key file that is not a key (its text is never shown).
+    MaskKeyInvalid,
     /// Never expected: a bug, or the operating system refusing random bytes.
     Internal,
 }
@@ -99,13 +103,17 @@ pub const CONDITIONS: &[ConditionInfo] = &[
     info(Condition::NotPreloaded, "55000", "object_not_in_prerequisite_state",
         "a function that uses the server's clock without `shared_preload_libraries`: the generating functions (`hlculid_generate_at` too), `hlculid_observe`, `hlculid_clock()`, `hlculid_clock_bound()`, `hlculid_clock_recover`, the horizon functions"),
     info(Condition::MarkWriteFailed, "58030", "io_error",
-        "the high-water mark file cannot be written (disk full, read-only): no id is issued until it is, then generation resumes by itself"),
+        "the high-water mark file cannot be written (disk full, read-only): no id is issued until it is, then generation resumes by itself; `PREPARE TRANSACTION` of a transaction that made ids when its horizon hold cannot be written (0.5.0)"),
     info(Condition::PublisherSettingInvalid, "55000", "object_not_in_prerequisite_state",
         "a generating function on a server whose postgresql.conf sets `hlculid.publisher_id` to a value PostgreSQL refused (out of range, not a number): no ids under a derived id until it is fixed (0.4.0)"),
     info(Condition::HorizonOnStandby, "55000", "object_not_in_prerequisite_state",
         "`hlculid_horizon()`, `hlculid_horizon_bigint()`, `hlculid_read()` during recovery (a standby): read below `hlculid_watermark()` there (0.4.0)"),
     info(Condition::HorizonInSnapshotTransaction, "0A000", "feature_not_supported",
         "`hlculid_horizon()`, `hlculid_horizon_bigint()`, `hlculid_read()` in a REPEATABLE READ or SERIALIZABLE transaction: take the horizon before `BEGIN` (0.4.0)"),
+    info(Condition::MaskKeyMissing, "55000", "object_not_in_prerequisite_state",
+        "`hlculid_mask`, `hlculid_unmask` and the other mask functions on a server without a readable key: `hlculid.mask_key_file` not set, the file missing, unreadable, empty or readable by every user of the machine (0.5.0)"),
+    info(Condition::MaskKeyInvalid, "22023", "invalid_parameter_value",
+        "a mask function when a line of the key file is not 32 hexadecimal digits; the message gives the line, its length or the position of the first wrong character, never the key (0.5.0)"),
     info(Condition::Internal, "XX000", "internal_error",
         "never expected: a bug, or the operating system refusing random bytes"),
 ];
@@ -139,9 +147,10 @@ impl Condition {
             Condition::InvalidBinary => ERRCODE_INVALID_BINARY_REPRESENTATION,
             Condition::FieldOutOfRange => ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
             Condition::TimeOutOfRange => ERRCODE_DATETIME_FIELD_OVERFLOW,
-            Condition::InvalidParameter | Condition::RandomUuid | Condition::NotUuidv7 => {
-                ERRCODE_INVALID_PARAMETER_VALUE
-            }
+            Condition::InvalidParameter
+            | Condition::RandomUuid
+            | Condition::NotUuidv7
+            | Condition::MaskKeyInvalid => ERRCODE_INVALID_PARAMETER_VALUE,
             Condition::NotSuperuser => ERRCODE_INSUFFICIENT_PRIVILEGE,
             Condition::TxTooManyIds => ERRCODE_PROGRAM_LIMIT_EXCEEDED,
             Condition::MarkDamaged => ERRCODE_DATA_CORRUPTED,
@@ -149,7 +158,8 @@ impl Condition {
             Condition::NotPreloaded
             | Condition::PublisherTooWide
             | Condition::HorizonOnStandby
-            | Condition::PublisherSettingInvalid => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            | Condition::PublisherSettingInvalid
+            | Condition::MaskKeyMissing => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
             Condition::MarkWriteFailed => ERRCODE_IO_ERROR,
             Condition::Internal => ERRCODE_INTERNAL_ERROR,
         }

@@ -34,6 +34,7 @@ mod horizon_slots;
 mod hwm_writer;
 mod introspect;
 mod io;
+mod mask;
 mod observe;
 mod ops;
 mod ops_uuid;

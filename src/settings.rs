@@ -1,5 +1,5 @@
-//! Configuration: `hlculid.publisher_id`, `hlculid.max_clock_skew`, `hlculid.horizon_interval`
-//! and `hlculid.horizon_database`. All are set in postgresql.conf only (postmaster and sighup
+//! Configuration: `hlculid.publisher_id`, `hlculid.max_clock_skew`, `hlculid.horizon_interval`,
+//! `hlculid.horizon_database` and `hlculid.mask_key_file`. All are set in postgresql.conf only (postmaster and sighup
 //! contexts), so no ordinary role can change them.
 //! They exist only when hlculid is in `shared_preload_libraries`.
 
@@ -13,6 +13,7 @@ static PUBLISHER_ID: GucSetting<i32> = GucSetting::<i32>::new(-1);
 static MAX_CLOCK_SKEW_MS: GucSetting<i32> = GucSetting::<i32>::new(500);
 static HORIZON_INTERVAL_MS: GucSetting<i32> = GucSetting::<i32>::new(1000);
 static HORIZON_DATABASE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+static MASK_KEY_FILE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 
 /// What postgresql.conf said for `hlculid.publisher_id` when PostgreSQL could not use it (out of
 /// range, not a number): PostgreSQL then warns and keeps the default, which would derive an id
@@ -70,6 +71,15 @@ pub fn define() {
         &HORIZON_DATABASE,
         GucContext::Sighup,
         GucFlags::default(),
+    );
+    // A file, not the key: the postmaster logs every changed setting's value at reload.
+    GucRegistry::define_string_guc(
+        c"hlculid.mask_key_file",
+        c"File holding the keys of hlculid_mask() and hlculid_unmask(), relative to the data directory.",
+        c"One key a line (32 hexadecimal digits), the current one first, earlier ones after it for the _any lookups; readable by the server only.",
+        &MASK_KEY_FILE,
+        GucContext::Sighup,
+        GucFlags::SUPERUSER_ONLY,
     );
     // SAFETY: called while loading the library, with a static C string.
     unsafe { pg_sys::MarkGUCPrefixReserved(c"hlculid".as_ptr()) };
@@ -180,4 +190,12 @@ pub fn horizon_database() -> Option<String> {
         .get()
         .map(|s| s.to_string_lossy().into_owned())
         .filter(|s| !s.is_empty())
+}
+
+/// `hlculid.mask_key_file`, if set.
+pub fn mask_key_file() -> Option<String> {
+    MASK_KEY_FILE
+        .get()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.trim().is_empty())
 }

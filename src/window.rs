@@ -49,6 +49,13 @@ fn hlculid_in_range(id: Hlculid, range: Range<TimestampWithTimeZone>) -> bool {
     ms_window(&range).is_some_and(|(first, last)| (first..=last).contains(&id.0.ms()))
 }
 
+/// `range @> id`: [`hlculid_in_range`] with its arguments the other way round, the commutator of
+/// `<@`, planned the same way (estimator and index conditions).
+#[pg_extern(immutable, parallel_safe, strict, sql = false)]
+fn hlculid_range_contains(range: Range<TimestampWithTimeZone>, id: Hlculid) -> bool {
+    hlculid_in_range(id, range)
+}
+
 /// The smallest id whose time lies in the range (the largest id when none does).
 #[pg_extern(immutable, parallel_safe, strict)]
 fn hlculid_range_min(range: Range<TimestampWithTimeZone>) -> Hlculid {
@@ -95,9 +102,9 @@ unsafe fn restriction_selectivity(
 ) -> f64 {
     let mut vardata = pg_sys::VariableStatData::default();
     let mut other: *mut pg_sys::Node = std::ptr::null_mut();
-    let mut var_on_left = false;
-    // SAFETY: what every estimator does; it fills vardata (to be released) and folds the other
-    // argument with estimate_expression_value.
+    let mut var_on_left = false; // either side: the constant's type says which is which
+                                 // SAFETY: what every estimator does; it fills vardata (to be released) and folds the other
+                                 // argument with estimate_expression_value.
     let found = unsafe {
         pg_sys::get_restriction_variable(
             root,
@@ -114,7 +121,10 @@ unsafe fn restriction_selectivity(
     // SAFETY: `other` is a valid node; a Const's value is a tstzrange datum (the operator's right
     // argument type), NULL or not.
     let sel = unsafe {
-        if !var_on_left || !pgrx::is_a(other, pg_sys::NodeTag::T_Const) {
+        // the column is the id and the constant the range, on either side (`<@` and `@>`)
+        if !pgrx::is_a(other, pg_sys::NodeTag::T_Const)
+            || (*other.cast::<pg_sys::Const>()).consttype != pg_sys::TSTZRANGEOID
+        {
             pg_sys::DEFAULT_RANGE_INEQ_SEL
         } else {
             let c = other.cast::<pg_sys::Const>();
@@ -250,10 +260,18 @@ unsafe fn index_conditions(
             return None;
         };
         let args = PgList::<pg_sys::Node>::from_pg(args);
-        if (*req).indexarg != 0 || args.len() != 2 {
+        if args.len() != 2 {
             return None;
         }
-        let (key, range) = (args.get_ptr(0)?, args.get_ptr(1)?);
+        // `id <@ r` or `r @> id`: the index matched the id, the other argument is the range
+        let (key, range) = match (*req).indexarg {
+            0 => (args.get_ptr(0)?, args.get_ptr(1)?),
+            1 => (args.get_ptr(1)?, args.get_ptr(0)?),
+            _ => return None,
+        };
+        if pg_sys::exprType(range) != pg_sys::TSTZRANGEOID {
+            return None;
+        }
         // the range must be computable before the scan: no column of the indexed table in it
         if !pg_sys::is_pseudo_constant_for_index((*req).root, range, (*req).index) {
             return None;
@@ -412,4 +430,11 @@ CREATE OPERATOR <@ (
 "#,
     name = "hlculid_window",
     requires = ["hlculid_type", hlculid_range_min, hlculid_range_max],
+);
+
+// `tstzrange @> id` (0.5.0): in its own source, which the upgrade script includes too.
+extension_sql_file!(
+    "../sql/src/range_contains.sql",
+    name = "hlculid_range_contains",
+    requires = ["hlculid_window"],
 );

@@ -50,6 +50,21 @@ SET enable_seqscan = off;
 SELECT * FROM plan('SELECT n FROM win WHERE id <@ tstzrange(''2026-10-15 12:00'', ''2026-10-15 13:00'')');
 SELECT * FROM plan('SELECT n FROM win WHERE id <@ tstzrange(now() - interval ''1 hour'', now())');
 SELECT * FROM plan('SELECT n FROM win WHERE id <@ ''[2026-10-15 12:00, 2026-10-15 13:00]''::tstzrange ORDER BY id');
+-- the commutator (0.5.0): tstzrange @> id is the same test, estimated and indexed the same way
+SELECT * FROM plan('SELECT n FROM win WHERE tstzrange(''2026-10-15 12:00'', ''2026-10-15 13:00'') @> id');
+SELECT * FROM plan('SELECT n FROM win WHERE tstzrange(now() - interval ''1 hour'', now()) @> id');
+SELECT w, est(format('SELECT * FROM win WHERE tstzrange(%L, %L) @> id', lo, lo + w))
+        = est(format('SELECT * FROM win WHERE id <@ tstzrange(%L, %L)', lo, lo + w)) AS same_estimate,
+       (SELECT count(*) FROM win WHERE tstzrange(lo, lo + w) @> id)
+        = (SELECT count(*) FROM win WHERE id <@ tstzrange(lo, lo + w)) AS same_rows
+FROM (VALUES (interval '1 minute'), (interval '1 day')) v(w),
+     LATERAL (SELECT timestamptz '2026-10-15 12:00:17+00' AS lo) l;
+SELECT o.oprname, c.oprname AS commutator FROM pg_operator o JOIN pg_operator c ON c.oid = o.oprcom
+WHERE o.oprright = 'hlculid'::regtype AND o.oprleft = 'tstzrange'::regtype
+   OR o.oprleft = 'hlculid'::regtype AND o.oprright = 'tstzrange'::regtype ORDER BY 1;
+SELECT '[2026-10-15 12:00, 2026-10-15 13:00)'::tstzrange @> hlculid_from_parts('2026-10-15 12:59:59.999+00', 65535, 1, 0) AS inside,
+       '[2026-10-15 12:00, 2026-10-15 13:00)'::tstzrange @> hlculid_from_parts('2026-10-15 13:00:00+00', 0, 1, 0) AS outside,
+       NULL::tstzrange @> hlculid_generate() AS null_range;
 SET enable_indexscan = off;
 SET enable_bitmapscan = on;
 
