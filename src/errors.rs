@@ -101,7 +101,7 @@ pub const CONDITIONS: &[ConditionInfo] = &[
     info(Condition::PublisherTooWide, "55000", "object_not_in_prerequisite_state",
         "`hlculid_generate_bigint` and `hlculid_generate_bigint_n` on a server whose publisher id is over 1023"),
     info(Condition::NotPreloaded, "55000", "object_not_in_prerequisite_state",
-        "a function that uses the server's clock without `shared_preload_libraries`: the generating functions (`hlculid_generate_at` too), `hlculid_observe`, `hlculid_clock()`, `hlculid_clock_bound()`, `hlculid_clock_recover`, the horizon functions"),
+        "a function that uses the server's clock without `shared_preload_libraries`: the generating functions (`hlculid_generate_at` too), `hlculid_observe`, `hlculid_clock()`, `hlculid_clock_bound()`, `hlculid_clock_recover`, the horizon functions, the mask functions (0.5.0)"),
     info(Condition::MarkWriteFailed, "58030", "io_error",
         "the high-water mark file cannot be written (disk full, read-only): no id is issued until it is, then generation resumes by itself; `PREPARE TRANSACTION` of a transaction that made ids when its horizon hold cannot be written (0.5.0)"),
     info(Condition::PublisherSettingInvalid, "55000", "object_not_in_prerequisite_state",

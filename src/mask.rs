@@ -26,6 +26,15 @@ type Version = (PathBuf, u64, u64, i64);
 static KEYS: BackendLocal<Option<(Version, Vec<Mask>)>> = BackendLocal::new(None);
 
 fn missing() -> ! {
+    if !shmem::preloaded() {
+        UserError::new(
+            Condition::NotPreloaded,
+            "the mask functions need hlculid preloaded",
+        )
+        .detail("Their key file is named by hlculid.mask_key_file, a setting the preloaded library defines.")
+        .hint("Add hlculid to shared_preload_libraries in postgresql.conf and restart the server.")
+        .raise();
+    }
     UserError::new(Condition::MaskKeyMissing, "hlculid.mask_key_file is not set")
         .detail("Masking and unmasking ids needs the server's mask key.")
         .hint("Write a key (32 hexadecimal digits: openssl rand -hex 16) into a file readable only by the server, and name it in hlculid.mask_key_file in postgresql.conf; reload. Keep it secret and backed up: links given out depend on it.")

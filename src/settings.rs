@@ -192,7 +192,8 @@ pub fn horizon_database() -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-/// `hlculid.mask_key_file`, if set.
+/// `hlculid.mask_key_file`, if set (it exists only when preloaded: without the preload anyone
+/// could SET a placeholder of that name, and have the server read a file of their choosing).
 pub fn mask_key_file() -> Option<String> {
     MASK_KEY_FILE
         .get()

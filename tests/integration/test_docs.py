@@ -227,7 +227,13 @@ def test_every_link_between_pages_resolves():
 
 @pytest.fixture(scope="module")
 def server():
-    c = Cluster("docs", conf=["hlculid.publisher_id = 10", "wal_level = logical", "timezone = 'UTC'"])
+    c = Cluster("docs", conf=["hlculid.publisher_id = 10", "wal_level = logical", "timezone = 'UTC'",
+                              "hlculid.mask_key_file = 'docs_mask.keys'"])
+    # the key of docs/masks.md's examples (the SipHash paper's test key)
+    keys = c.data / "docs_mask.keys"
+    keys.write_text("000102030405060708090a0b0c0d0e0f\n")
+    shutil.chown(keys, "postgres", "postgres")
+    keys.chmod(0o600)
     c.start()
     yield c
     c.stop("immediate")
