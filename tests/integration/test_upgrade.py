@@ -120,6 +120,9 @@ def samples(conn):
         "tstzrange": "tstzrange('2026-01-02', '2026-01-03')",
         "name": "'id'::name",
         "integer[]": "ARRAY[1]",
+        "timestamp with time zone[]": "ARRAY['2026-01-02 03:04:05.678+00'::timestamptz]",
+        "hlculid[]": f"ARRAY['{id_text}'::hlculid]",
+        "anyelement": "NULL::upgrade_range",  # hlculid_read: a row of a table keyed on an hlculid
     }
 
 
