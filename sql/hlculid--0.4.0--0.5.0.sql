@@ -88,9 +88,71 @@ AS 'MODULE_PATHNAME', 'hlculid_unmask_bigint_any_wrapper';
 -- Masks (0.5.0): what \df+ says of them. The functions are Rust (src/mask.rs); one source for
 -- these comments, which the install script takes through src/mask.rs and the 0.4.0 -> 0.5.0
 -- upgrade script includes.
-COMMENT ON FUNCTION hlculid_mask(hlculid) IS 'the id as shown outside: a keyed permutation (hlculid.mask_key) printed as a uuid, revealing neither time, order, counter nor publisher';
-COMMENT ON FUNCTION hlculid_unmask(uuid) IS 'the id a masked uuid stands for, under hlculid.mask_key: WHERE id = hlculid_unmask($1) is a primary-key lookup';
-COMMENT ON FUNCTION hlculid_unmask_any(uuid) IS 'the ids a masked uuid stands for under hlculid.mask_key and each of hlculid.mask_old_keys (key rotation): WHERE id IN (SELECT hlculid_unmask_any($1))';
+COMMENT ON FUNCTION hlculid_mask(hlculid) IS 'the id as shown outside: a keyed permutation (the key of hlculid.mask_key_file) printed as a uuid, revealing neither time, order, counter nor publisher';
+COMMENT ON FUNCTION hlculid_unmask(uuid) IS 'the id a masked uuid stands for, under the current key: WHERE id = hlculid_unmask($1) is a primary-key lookup';
+COMMENT ON FUNCTION hlculid_unmask_any(uuid) IS 'the ids a masked uuid stands for under every key of hlculid.mask_key_file, current first (key rotation): WHERE id IN (SELECT hlculid_unmask_any($1))';
 COMMENT ON FUNCTION hlculid_mask_bigint(bigint) IS 'a bigint id as shown outside: a keyed permutation of the positive bigints';
-COMMENT ON FUNCTION hlculid_unmask_bigint(bigint) IS 'the bigint id a masked bigint stands for, under hlculid.mask_key';
-COMMENT ON FUNCTION hlculid_unmask_bigint_any(bigint) IS 'the bigint ids a masked bigint stands for under hlculid.mask_key and each of hlculid.mask_old_keys';
+COMMENT ON FUNCTION hlculid_unmask_bigint(bigint) IS 'the bigint id a masked bigint stands for, under the current key';
+COMMENT ON FUNCTION hlculid_unmask_bigint_any(bigint) IS 'the bigint ids a masked bigint stands for under every key of hlculid.mask_key_file';
+
+-- == hlculid_advance_horizon bounded by the clock ==
+-- A horizon further ahead of this server's clock than hlculid.max_clock_skew is refused (22023).
+-- CREATE OR REPLACE keeps its OID, grants and comment.
+-- hlculid_advance_horizon (0.4.0; bounded by the clock in 0.5.0). Its own source, as CREATE OR
+-- REPLACE, so that the install script (through src/watermark.rs, before horizons.sql) and the
+-- 0.4.0 -> 0.5.0 upgrade script (which keeps the function's OID and grants) share one text.
+
+-- Raises the row of a publisher to `horizon`; never lowers it. Returns the row's horizon. A
+-- horizon further ahead of this server's clock than hlculid.max_clock_skew is refused, as
+-- hlculid_observe refuses such an id: a row that far ahead would make events still to be made
+-- "final" for every reader of the watermark, for good (a row is never lowered).
+CREATE OR REPLACE FUNCTION hlculid_advance_horizon(publisher int4, horizon @extschema@.hlculid)
+RETURNS @extschema@.hlculid
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    result @extschema@.hlculid;
+    skew interval := coalesce(nullif(current_setting('hlculid.max_clock_skew', true), ''), '500ms')::interval;
+    clock timestamptz := clock_timestamp();
+BEGIN
+    IF $1 IS NULL OR $2 IS NULL THEN
+        RAISE EXCEPTION 'hlculid_advance_horizon needs a publisher and a horizon'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Pass the publisher id (0 to 65535) and the id below which it has sent every event.';
+    END IF;
+    IF $1 < 0 OR $1 > 65535 THEN
+        RAISE EXCEPTION 'publisher id % is out of range', $1
+            USING ERRCODE = 'numeric_value_out_of_range',
+                  DETAIL = 'A publisher id is 0 to 65535.';
+    END IF;
+    -- this server's clock: its logical time when preloaded (it may run ahead of the wall clock)
+    IF current_setting('hlculid.publisher_id', true) IS NOT NULL THEN
+        clock := greatest(clock, (SELECT c.logical_time FROM @extschema@.hlculid_clock() c));
+    END IF;
+    IF @extschema@.hlculid_ts($2) > clock + skew THEN
+        RAISE EXCEPTION 'horizon % is % ahead of this server''s clock', $2, @extschema@.hlculid_ts($2) - clock
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('A horizon may be at most hlculid.max_clock_skew (%s) ahead of the clock: events below it would count as arrived before they are made.', skew),
+                  HINT = 'Fix the publisher''s clock, or raise hlculid.max_clock_skew.';
+    END IF;
+    INSERT INTO @extschema@.hlculid_horizons AS h (publisher, horizon, updated_at)
+    VALUES ($1, $2, clock_timestamp())
+    ON CONFLICT ON CONSTRAINT hlculid_horizons_pkey DO UPDATE
+        SET horizon = excluded.horizon, updated_at = excluded.updated_at
+        WHERE h.horizon OPERATOR(@extschema@.<) excluded.horizon;
+    SELECT h.horizon INTO result FROM @extschema@.hlculid_horizons h WHERE h.publisher = $1;
+    RETURN result;
+END
+$fn$;
+
+-- == who sees the holders ==
+-- Who may see what holds the horizon back (0.5.0): hlculid_horizon_holds() shows other sessions'
+-- pids and prepared transactions' xids with the ids they may have made, so, as pg_buffercache
+-- does, it is revoked from PUBLIC and granted to pg_monitor (which the holders view needs too:
+-- a view's functions run with the caller's rights). One source: the install script takes it
+-- through src/horizons.rs, the 0.4.0 -> 0.5.0 upgrade script includes it. docs/security.md has
+-- the grant sets for readers and publishers.
+REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION hlculid_horizon_holds() TO pg_monitor;
+GRANT SELECT ON hlculid_horizon_holders TO pg_monitor;

@@ -20,12 +20,16 @@ AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
+-- requires:
+--   hlculid_shell
 
-CREATE FUNCTION hlculid_bigint_decode(id bigint,
-    OUT ts timestamptz, OUT counter int4, OUT publisher int4)
-RETURNS record
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
+
+CREATE FUNCTION hlculid_recv("internal" internal) RETURNS hlculid
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_recv_wrapper';
+CREATE FUNCTION hlculid_send(v hlculid) RETURNS bytea
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_send_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -39,16 +43,12 @@ CREATE FUNCTION hlculid_out(v hlculid) RETURNS cstring
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- requires:
---   hlculid_shell
 
-
-CREATE FUNCTION hlculid_recv("internal" internal) RETURNS hlculid
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_recv_wrapper';
-CREATE FUNCTION hlculid_send(v hlculid) RETURNS bytea
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_send_wrapper';
+CREATE FUNCTION hlculid_bigint_decode(id bigint,
+    OUT ts timestamptz, OUT counter int4, OUT publisher int4)
+RETURNS record
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -185,29 +185,29 @@ COMMENT ON TYPE hlculid IS '128-bit time-ordered id: 48-bit Unix ms, 16-bit hybr
 --   hlculid_type
 
 
-CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_from_uuid_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_generate() RETURNS hlculid
-    STRICT VOLATILE PARALLEL RESTRICTED
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
 CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
     IMMUTABLE STRICT PARALLEL SAFE
     LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_to_ulid_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
+    STRICT VOLATILE PARALLEL RESTRICTED
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_from_uuid_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -620,16 +620,6 @@ COMMENT ON FUNCTION hlculid_partition_bounds(regclass) IS 'the partitions of a t
 --   hlculid_type
 
 
-CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
-    STRICT VOLATILE PARALLEL RESTRICTED
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
 CREATE FUNCTION "hlculid_eq"("a" hlculid, "b" hlculid) RETURNS bool
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_eq_wrapper';
@@ -684,151 +674,22 @@ LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_cmp_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_uuidv7"(
-	"u" uuid /* pgrx :: Uuid */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
-	"pid" INT,  /* Option < i32 > */
-	"transaction" bigint,  /* Option < i64 > */
-	"holds_at" hlculid  /* Hlculid */
-)
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash"(
-	"v" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bytea"(
-	"b" bytea /* & [u8] */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid /* Option < Hlculid > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_eq_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_eq_uuid_wrapper';
-
-CREATE OPERATOR = (
-	PROCEDURE="hlculid_eq_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = =,
-	NEGATOR = <>,
-	RESTRICT = eqsel,
-	JOIN = eqjoinsel
-);
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid, /* Option < Hlculid > */
-	"allow_future" bool /* Option < bool > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 -- requires:
---   hlculid_clock_recover
---   hlculid_clock_recover_allowing
+--   hlculid_type
 
 
-REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
-REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
+CREATE FUNCTION hlculid_generate() RETURNS hlculid
+    STRICT VOLATILE PARALLEL RESTRICTED
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_ge_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_ge_uuid_wrapper';
-
-CREATE OPERATOR >= (
-	PROCEDURE="hlculid_ge_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = <=,
-	NEGATOR = <,
-	RESTRICT = scalargesel,
-	JOIN = scalargejoinsel
-);
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_parts"(
-	"ts" timestamp with time zone, /* TimestampWithTimeZone */
-	"counter" INT, /* i32 */
-	"publisher" INT, /* i32 */
-	"random" bigint /* i64 */
+CREATE  FUNCTION "hlculid_generate_at"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
 ) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
+STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -845,7 +706,7 @@ AS 'MODULE_PATHNAME', 'hlculid_backfill_ids_wrapper';
 /* <begin connected objects> */
 -- requires:
 --   hlculid_type
---   generate_at::hlculid_backfill_ids
+--   hlculid_backfill_ids
 
 -- `hlculid_backfill`: fills the NULL ids of an existing table from a time column, in batches,
 -- each committed on its own, with a publisher id of the caller's (one reserved for backfills,
@@ -1110,12 +971,39 @@ CREATE OPERATOR > (
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_at"(
-	"ts" timestamp with time zone /* TimestampWithTimeZone */
+CREATE  FUNCTION "hlculid_from_uuidv7"(
+	"u" uuid /* pgrx :: Uuid */
 ) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
+	"pid" INT,  /* Option < i32 > */
+	"transaction" bigint,  /* Option < i64 > */
+	"holds_at" hlculid  /* Hlculid */
+)
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_counter"(
+	"id" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1129,12 +1017,96 @@ AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_counter"(
-	"id" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
+CREATE  FUNCTION "hlculid_eq_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_eq_uuid_wrapper';
+
+CREATE OPERATOR = (
+	PROCEDURE="hlculid_eq_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = =,
+	NEGATOR = <>,
+	RESTRICT = eqsel,
+	JOIN = eqjoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_ge_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_ge_uuid_wrapper';
+
+CREATE OPERATOR >= (
+	PROCEDURE="hlculid_ge_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = <=,
+	NEGATOR = <,
+	RESTRICT = scalargesel,
+	JOIN = scalargejoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid, /* Option < Hlculid > */
+	"allow_future" bool /* Option < bool > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_bytea"(
+	"b" bytea /* & [u8] */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid /* Option < Hlculid > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_clock_recover
+--   hlculid_clock_recover_allowing
+
+
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1144,6 +1116,34 @@ CREATE  FUNCTION "hlculid_from_bigint"(
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_parts"(
+	"ts" timestamp with time zone, /* TimestampWithTimeZone */
+	"counter" INT, /* i32 */
+	"publisher" INT, /* i32 */
+	"random" bigint /* i64 */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_hash"(
+	"v" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1542,37 +1542,26 @@ CREATE CAST (hlculid AS timestamptz) WITH FUNCTION hlculid_ts(hlculid);
 /* <begin connected objects> */
 -- requires:
 --   hlculid_opclasses
---   horizon::hlculid_horizon
---   horizon::hlculid_horizon_bigint
---   horizon::hlculid_horizon_catch_up
---   horizon::hlculid_horizon_holds
 --   introspect::hlculid_clock
 --   extract::hlculid_ts
 
--- Readers that never miss an event (0.4.0): the horizons table, publishing and advancing
--- horizons, the watermark across publishers, and the reading helper. One source: the install
--- script takes it through src/watermark.rs, and sql/hlculid--0.3.0--0.4.0.sql carries the same
--- text (scripts/schema-check.sh compares the two). Objects outside the extension are
--- schema-qualified; the extension's own through @extschema@.
+-- hlculid_advance_horizon (0.4.0; bounded by the clock in 0.5.0). Its own source, as CREATE OR
+-- REPLACE, so that the install script (through src/watermark.rs, before horizons.sql) and the
+-- 0.4.0 -> 0.5.0 upgrade script (which keeps the function's OID and grants) share one text.
 
--- One row per publisher: every event of that publisher with an id below `horizon` has been
--- committed (and, on a subscriber, has arrived). Replicated with the events.
-CREATE TABLE hlculid_horizons (
-    publisher int4 PRIMARY KEY CHECK (publisher BETWEEN 0 AND 65535),
-    horizon @extschema@.hlculid NOT NULL,
-    updated_at timestamptz NOT NULL
-);
--- Rows (not the table) are the user's: pg_dump dumps them.
-SELECT pg_catalog.pg_extension_config_dump('hlculid_horizons', '');
-
--- Raises the row of a publisher to `horizon`; never lowers it. Returns the row's horizon.
-CREATE FUNCTION hlculid_advance_horizon(publisher int4, horizon @extschema@.hlculid)
+-- Raises the row of a publisher to `horizon`; never lowers it. Returns the row's horizon. A
+-- horizon further ahead of this server's clock than hlculid.max_clock_skew is refused, as
+-- hlculid_observe refuses such an id: a row that far ahead would make events still to be made
+-- "final" for every reader of the watermark, for good (a row is never lowered).
+CREATE OR REPLACE FUNCTION hlculid_advance_horizon(publisher int4, horizon @extschema@.hlculid)
 RETURNS @extschema@.hlculid
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
     result @extschema@.hlculid;
+    skew interval := coalesce(nullif(current_setting('hlculid.max_clock_skew', true), ''), '500ms')::interval;
+    clock timestamptz := clock_timestamp();
 BEGIN
     IF $1 IS NULL OR $2 IS NULL THEN
         RAISE EXCEPTION 'hlculid_advance_horizon needs a publisher and a horizon'
@@ -1584,6 +1573,16 @@ BEGIN
             USING ERRCODE = 'numeric_value_out_of_range',
                   DETAIL = 'A publisher id is 0 to 65535.';
     END IF;
+    -- this server's clock: its logical time when preloaded (it may run ahead of the wall clock)
+    IF current_setting('hlculid.publisher_id', true) IS NOT NULL THEN
+        clock := greatest(clock, (SELECT c.logical_time FROM @extschema@.hlculid_clock() c));
+    END IF;
+    IF @extschema@.hlculid_ts($2) > clock + skew THEN
+        RAISE EXCEPTION 'horizon % is % ahead of this server''s clock', $2, @extschema@.hlculid_ts($2) - clock
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = format('A horizon may be at most hlculid.max_clock_skew (%s) ahead of the clock: events below it would count as arrived before they are made.', skew),
+                  HINT = 'Fix the publisher''s clock, or raise hlculid.max_clock_skew.';
+    END IF;
     INSERT INTO @extschema@.hlculid_horizons AS h (publisher, horizon, updated_at)
     VALUES ($1, $2, clock_timestamp())
     ON CONFLICT ON CONSTRAINT hlculid_horizons_pkey DO UPDATE
@@ -1593,6 +1592,34 @@ BEGIN
     RETURN result;
 END
 $fn$;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_opclasses
+--   hlculid_advance_horizon
+--   horizon::hlculid_horizon
+--   horizon::hlculid_horizon_bigint
+--   horizon::hlculid_horizon_catch_up
+--   horizon::hlculid_horizon_holds
+--   introspect::hlculid_clock
+--   extract::hlculid_ts
+
+-- Readers that never miss an event (0.4.0): the horizons table, publishing horizons, the
+-- watermark across publishers, and the reading helper (advancing a row: advance_horizon.sql). One
+-- source: the install script takes it through src/watermark.rs, and the released
+-- sql/hlculid--0.3.0--0.4.0.sql carries the text it had then. Objects outside the extension are
+-- schema-qualified; the extension's own through @extschema@.
+
+-- One row per publisher: every event of that publisher with an id below `horizon` has been
+-- committed (and, on a subscriber, has arrived). Replicated with the events.
+CREATE TABLE hlculid_horizons (
+    publisher int4 PRIMARY KEY CHECK (publisher BETWEEN 0 AND 65535),
+    horizon @extschema@.hlculid NOT NULL,
+    updated_at timestamptz NOT NULL
+);
+-- Rows (not the table) are the user's: pg_dump dumps them.
+SELECT pg_catalog.pg_extension_config_dump('hlculid_horizons', '');
 
 -- This server's row: its publisher id and its horizon, the clock first brought up to the wall
 -- clock (an idle publisher's horizon moves with time).
@@ -1733,6 +1760,21 @@ COMMENT ON FUNCTION hlculid_read(anyelement, hlculid, int4, name) IS 'the next r
 /* </end connected objects> */
 
 /* <begin connected objects> */
+-- requires:
+--   hlculid_horizons
+
+-- Who may see what holds the horizon back (0.5.0): hlculid_horizon_holds() shows other sessions'
+-- pids and prepared transactions' xids with the ids they may have made, so, as pg_buffercache
+-- does, it is revoked from PUBLIC and granted to pg_monitor (which the holders view needs too:
+-- a view's functions run with the caller's rights). One source: the install script takes it
+-- through src/horizons.rs, the 0.4.0 -> 0.5.0 upgrade script includes it. docs/security.md has
+-- the grant sets for readers and publishers.
+REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION hlculid_horizon_holds() TO pg_monitor;
+GRANT SELECT ON hlculid_horizon_holders TO pg_monitor;
+/* </end connected objects> */
+
+/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_tx"(
 	"id" hlculid /* Hlculid */
 ) RETURNS hlculid /* Hlculid */
@@ -1798,12 +1840,12 @@ AS 'MODULE_PATHNAME', 'hlculid_unmask_bigint_any_wrapper';
 -- Masks (0.5.0): what \df+ says of them. The functions are Rust (src/mask.rs); one source for
 -- these comments, which the install script takes through src/mask.rs and the 0.4.0 -> 0.5.0
 -- upgrade script includes.
-COMMENT ON FUNCTION hlculid_mask(hlculid) IS 'the id as shown outside: a keyed permutation (hlculid.mask_key) printed as a uuid, revealing neither time, order, counter nor publisher';
-COMMENT ON FUNCTION hlculid_unmask(uuid) IS 'the id a masked uuid stands for, under hlculid.mask_key: WHERE id = hlculid_unmask($1) is a primary-key lookup';
-COMMENT ON FUNCTION hlculid_unmask_any(uuid) IS 'the ids a masked uuid stands for under hlculid.mask_key and each of hlculid.mask_old_keys (key rotation): WHERE id IN (SELECT hlculid_unmask_any($1))';
+COMMENT ON FUNCTION hlculid_mask(hlculid) IS 'the id as shown outside: a keyed permutation (the key of hlculid.mask_key_file) printed as a uuid, revealing neither time, order, counter nor publisher';
+COMMENT ON FUNCTION hlculid_unmask(uuid) IS 'the id a masked uuid stands for, under the current key: WHERE id = hlculid_unmask($1) is a primary-key lookup';
+COMMENT ON FUNCTION hlculid_unmask_any(uuid) IS 'the ids a masked uuid stands for under every key of hlculid.mask_key_file, current first (key rotation): WHERE id IN (SELECT hlculid_unmask_any($1))';
 COMMENT ON FUNCTION hlculid_mask_bigint(bigint) IS 'a bigint id as shown outside: a keyed permutation of the positive bigints';
-COMMENT ON FUNCTION hlculid_unmask_bigint(bigint) IS 'the bigint id a masked bigint stands for, under hlculid.mask_key';
-COMMENT ON FUNCTION hlculid_unmask_bigint_any(bigint) IS 'the bigint ids a masked bigint stands for under hlculid.mask_key and each of hlculid.mask_old_keys';
+COMMENT ON FUNCTION hlculid_unmask_bigint(bigint) IS 'the bigint id a masked bigint stands for, under the current key';
+COMMENT ON FUNCTION hlculid_unmask_bigint_any(bigint) IS 'the bigint ids a masked bigint stands for under every key of hlculid.mask_key_file';
 /* </end connected objects> */
 
 /* <begin connected objects> */

@@ -46,6 +46,8 @@ pub enum Condition {
     MaskKeyMissing,
     /// A line of the key file that is not a key (its text is never shown).
     MaskKeyInvalid,
+    /// A generator in a parallel worker, whose commit comes before its leader's.
+    GenerateInParallelWorker,
     /// Never expected: a bug, or the operating system refusing random bytes.
     Internal,
 }
@@ -109,14 +111,46 @@ pub const CONDITIONS: &[ConditionInfo] = &[
     info(Condition::HorizonOnStandby, "55000", "object_not_in_prerequisite_state",
         "`hlculid_horizon()`, `hlculid_horizon_bigint()`, `hlculid_read()` during recovery (a standby): read below `hlculid_watermark()` there (0.4.0)"),
     info(Condition::HorizonInSnapshotTransaction, "0A000", "feature_not_supported",
-        "`hlculid_horizon()`, `hlculid_horizon_bigint()`, `hlculid_read()` in a REPEATABLE READ or SERIALIZABLE transaction: take the horizon before `BEGIN` (0.4.0)"),
+        "`hlculid_horizon()`, `hlculid_horizon_bigint()`, `hlculid_read()` in a REPEATABLE READ or SERIALIZABLE transaction: take the horizon before `BEGIN` (0.4.0); `hlculid_horizon_catch_up()` and `hlculid_publish_horizon()` too (0.5.0)"),
     info(Condition::MaskKeyMissing, "55000", "object_not_in_prerequisite_state",
         "`hlculid_mask`, `hlculid_unmask` and the other mask functions on a server without a readable key: `hlculid.mask_key_file` not set, the file missing, unreadable, empty or readable by every user of the machine (0.5.0)"),
     info(Condition::MaskKeyInvalid, "22023", "invalid_parameter_value",
         "a mask function when a line of the key file is not 32 hexadecimal digits; the message gives the line, its length or the position of the first wrong character, never the key (0.5.0)"),
+    info(Condition::GenerateInParallelWorker, "25000", "invalid_transaction_state",
+        "a generating function called in a parallel worker (from a user's function marked PARALLEL SAFE): its ids could pass a reader's horizon before the leader commits them (0.5.0)"),
     info(Condition::Internal, "XX000", "internal_error",
         "never expected: a bug, or the operating system refusing random bytes"),
 ];
+
+#[cfg(any(test, feature = "pg_test"))]
+impl Condition {
+    /// Its row's position in [`CONDITIONS`]. The match is exhaustive, so a new condition does not
+    /// compile until it has a row; the errors page's test checks each row is at its position.
+    pub const fn row(self) -> usize {
+        match self {
+            Condition::InvalidText => 0,
+            Condition::InvalidBinary => 1,
+            Condition::FieldOutOfRange => 2,
+            Condition::TimeOutOfRange => 3,
+            Condition::InvalidParameter => 4,
+            Condition::RandomUuid => 5,
+            Condition::NotUuidv7 => 6,
+            Condition::NotSuperuser => 7,
+            Condition::TxTooManyIds => 8,
+            Condition::MarkDamaged => 9,
+            Condition::PublisherTooWide => 10,
+            Condition::NotPreloaded => 11,
+            Condition::MarkWriteFailed => 12,
+            Condition::PublisherSettingInvalid => 13,
+            Condition::HorizonOnStandby => 14,
+            Condition::HorizonInSnapshotTransaction => 15,
+            Condition::MaskKeyMissing => 16,
+            Condition::MaskKeyInvalid => 17,
+            Condition::GenerateInParallelWorker => 18,
+            Condition::Internal => 19,
+        }
+    }
+}
 
 /// A row of the error table of docs/errors.md that PostgreSQL itself raises for hlculid's objects (so no
 /// [`Condition`] of ours), with the statements that raise it (the table's test runs them).
@@ -161,6 +195,7 @@ impl Condition {
             | Condition::PublisherSettingInvalid
             | Condition::MaskKeyMissing => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
             Condition::MarkWriteFailed => ERRCODE_IO_ERROR,
+            Condition::GenerateInParallelWorker => ERRCODE_INVALID_TRANSACTION_STATE,
             Condition::Internal => ERRCODE_INTERNAL_ERROR,
         }
     }

@@ -43,6 +43,11 @@ fn not_available() -> ! {
 /// The checks of a reader's call: a primary (ids are made there), READ COMMITTED (the read that
 /// follows takes its own snapshot).
 fn check_reader() {
+    check_primary();
+    check_isolation();
+}
+
+fn check_primary() {
     // SAFETY: plain reads of the backend's state.
     if unsafe { pg_sys::RecoveryInProgress() } {
         UserError::new(
@@ -53,6 +58,9 @@ fn check_reader() {
         .hint("On a standby, read below hlculid_watermark(): the hlculid_horizons rows replicated from the primary vouch for the events below them.")
         .raise();
     }
+}
+
+fn check_isolation() {
     // SAFETY: XactIsoLevel is the backend's setting, read on its thread.
     if unsafe { pg_sys::XactIsoLevel } >= pg_sys::XACT_REPEATABLE_READ as i32 {
         UserError::new(
@@ -92,14 +100,11 @@ fn hlculid_horizon_bigint() -> i64 {
 }
 
 /// SQL `hlculid_horizon_catch_up()`: moves an idle clock up to the wall clock, then returns the
-/// horizon (what `hlculid_publish_horizon()` writes). No isolation check: the row it writes
-/// commits after the horizon was taken, so it vouches only for what committed before.
+/// horizon (what `hlculid_publish_horizon()` writes). The reader's checks: what it returns is a
+/// horizon a caller may read below.
 #[pg_extern(volatile, parallel_restricted)]
 fn hlculid_horizon_catch_up() -> Hlculid {
-    // SAFETY: a plain read of the backend's state.
-    if unsafe { pg_sys::RecoveryInProgress() } {
-        check_reader();
-    }
+    check_reader();
     // The value taken is never an id: no transaction holds it, and a horizon above it is true.
     crate::server_clock::tick_unused();
     as_id(compute())

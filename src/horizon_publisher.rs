@@ -17,6 +17,14 @@ pub fn register() {
         .load();
 }
 
+/// SIGTERM (pg_terminate_backend, a forced DROP DATABASE) or postmaster death. Exit code 1, so
+/// the postmaster starts the worker again after its restart time: a worker that exits with 0 is
+/// never restarted, and the row would stop moving for good. At shutdown nothing restarts anyway.
+fn stop() -> ! {
+    // SAFETY: ends this worker, as a FATAL would.
+    unsafe { pg_sys::proc_exit(1) }
+}
+
 fn reload_config() {
     // SAFETY: what a backend does on SIGHUP, in a process attached to shared memory.
     unsafe { pg_sys::ProcessConfigFile(pg_sys::GucContext::PGC_SIGHUP) };
@@ -32,14 +40,14 @@ pub extern "C-unwind" fn hlculid_horizon_publisher_main(_arg: pg_sys::Datum) {
             break db;
         }
         if !BackgroundWorker::wait_latch(Some(Duration::from_secs(1))) {
-            return;
+            stop();
         }
         if BackgroundWorker::sighup_received() {
             reload_config();
         }
     };
     BackgroundWorker::connect_worker_to_spi(Some(&db), None);
-    pin_search_path();
+    pin_session();
     log!("hlculid: publishing this server's horizon in database \"{db}\"");
     let mut missing_logged = false;
     loop {
@@ -53,7 +61,7 @@ pub extern "C-unwind" fn hlculid_horizon_publisher_main(_arg: pg_sys::Datum) {
         }
         let wait = if interval == 0 { 1000 } else { interval };
         if !BackgroundWorker::wait_latch(Some(Duration::from_millis(wait))) {
-            break; // SIGTERM or postmaster death
+            stop();
         }
         if BackgroundWorker::sighup_received() {
             reload_config();
@@ -66,20 +74,26 @@ pub extern "C-unwind" fn hlculid_horizon_publisher_main(_arg: pg_sys::Datum) {
     }
 }
 
-/// The worker runs as the bootstrap superuser in a database whose owner may own `public`: no
-/// name of its SQL may resolve through a schema another role can write. Only `pg_catalog` (and
-/// `pg_temp` last, where it cannot shadow a function or operator) is searched, and every name
-/// below is qualified as well.
-fn pin_search_path() {
-    // SAFETY: sets a GUC by its C name and value (both NUL-terminated statics) in a backend
-    // connected to its database; a bad value would raise, and this one is fixed.
-    unsafe {
-        pg_sys::SetConfigOption(
-            c"search_path".as_ptr(),
-            c"pg_catalog, pg_temp".as_ptr(),
-            pg_sys::GucContext::PGC_SUSET,
-            pg_sys::GucSource::PGC_S_SESSION,
-        );
+/// The worker's session, whatever postgresql.conf or the database's settings say. It runs as
+/// the bootstrap superuser in a database whose owner may own `public`: no name of its SQL may
+/// resolve through a schema another role can write, so only `pg_catalog` is searched (and
+/// `pg_temp` last, where it cannot shadow a function or operator), and every name below is
+/// qualified as well. READ COMMITTED: the horizon it publishes refuses a snapshot older than it.
+fn pin_session() {
+    for (name, value) in [
+        (c"search_path", c"pg_catalog, pg_temp"),
+        (c"default_transaction_isolation", c"read committed"),
+    ] {
+        // SAFETY: sets a GUC by its C name and value (NUL-terminated statics) in a backend
+        // connected to its database; a bad value would raise, and these are fixed.
+        unsafe {
+            pg_sys::SetConfigOption(
+                name.as_ptr(),
+                value.as_ptr(),
+                pg_sys::GucContext::PGC_SUSET,
+                pg_sys::GucSource::PGC_S_SESSION,
+            );
+        }
     }
 }
 

@@ -72,26 +72,16 @@ unsafe extern "C-unwind" fn request() {
 
 #[pg_guard]
 unsafe extern "C-unwind" fn startup() {
-    // SAFETY: the hook chain; then PostgreSQL's protocol for an add-in's shared memory: under
-    // AddinShmemInitLock (MainLWLockArray[21]), ShmemInitStruct returns the named region,
-    // allocating it (found = false) once per shared memory segment, zero-filled here.
+    // SAFETY: the hook chain, then the region (shmem::add_in_region's protocol), from the hook.
     unsafe {
         if let Some(prev) = PREV_STARTUP {
             prev();
         }
         let (nslots, size) = layout();
-        let init_lock = &raw mut (*pg_sys::MainLWLockArray.add(21)).lock;
-        pg_sys::LWLockAcquire(init_lock, pg_sys::LWLockMode::LW_EXCLUSIVE);
-        let mut found = false;
-        let p = pg_sys::ShmemInitStruct(c"hlculid_horizon".as_ptr(), size + 64, &mut found);
-        // ShmemInitStruct aligns to a cache line on every supported platform; be sure.
-        let p = p.cast::<u8>().add(p.cast::<u8>().align_offset(64));
-        if !found {
-            std::ptr::write_bytes(p, 0, size);
+        let p = shmem::add_in_region(c"hlculid_horizon", size, |p| {
             (*p.cast::<Header>()).nslots = nslots;
-        }
+        });
         SHARED.store(p.cast(), Ordering::Release);
-        pg_sys::LWLockRelease(init_lock);
     }
 }
 
@@ -191,11 +181,21 @@ fn set(slot: &Slot) {
         .store(shmem::clock_preloaded().current() + 1, Ordering::Release);
 }
 
-/// [`hold_fast`], registering the backend's exit backstop the first time; raises when the
-/// backend has no slot (never for a backend or a background worker).
+/// [`hold_fast`], registering the backend's exit backstop the first time; raises in a parallel
+/// worker, and when the process has no slot (never for a backend or a background worker).
 pub fn hold() {
     if hold_fast() {
         return;
+    }
+    // SAFETY: a plain read of this process's parallel worker number (-1 outside one).
+    if unsafe { pg_sys::ParallelWorkerNumber } >= 0 {
+        UserError::new(
+            Condition::GenerateInParallelWorker,
+            "hlculid cannot make ids in a parallel worker",
+        )
+        .detail("A parallel worker's transaction ends before its leader's: its ids could pass a reader's horizon before they are visible.")
+        .hint("Mark the function that calls the generator PARALLEL RESTRICTED, as the generators are.")
+        .raise();
     }
     if header().is_none() || my_slot().is_none() {
         UserError::new(

@@ -1,6 +1,34 @@
 //! hlculid: a 128-bit id type for PostgreSQL that sorts in real event order across many
 //! publishers. The pure logic lives in the `hlculid-core` crate; each module here adapts one
-//! part of it to PostgreSQL.
+//! part of it to PostgreSQL. The module map (the one list; docs/development.md points here):
+//!
+//! | module | owns |
+//! |---|---|
+//! | `datum` | the `hlculid` type: its 16-byte datum |
+//! | `io` | text and binary I/O, the casts between the same 16 bytes |
+//! | `ops`, `ops_uuid` | comparisons, opclasses, aggregates; the cross-type ones with `uuid` |
+//! | `window` | `<@` / `@>` time windows: estimator and planner support |
+//! | `extract` | fields of an id, ids from fields and times, time conversions |
+//! | `record` | records of pass-by-value fields from hand-written functions (`hlculid_decode`) |
+//! | `bigint` | bigint ids |
+//! | `uuidv7` | the UUIDv7 form |
+//! | `mask` | masks: ids shown outside, their key file |
+//! | `generate`, `generate_at`, `observe` | generating from the clock, for a given time, the receive rule |
+//! | `tx` | transaction-grouped ids (`hlculid_generate_tx`) |
+//! | `xact` | the one transaction callback (slots and id groups end with their transaction) |
+//! | `shmem`, `server_clock` | the shared clock and its mark file; the clock as generators use it |
+//! | `hwm_writer` | the background worker that keeps the mark file ahead |
+//! | `recover` | `hlculid_clock_recover` |
+//! | `introspect` | `hlculid_clock()`, `hlculid_clock_bound()` |
+//! | `horizon_slots` | the backends' horizon slots in shared memory |
+//! | `prepared_holds` | prepared transactions' holds: state files and the WAL resource manager |
+//! | `horizon` | the horizon's SQL entry points over slots and holds |
+//! | `horizons`, `horizon_publisher` | the `hlculid_horizons` table's SQL; the worker writing this server's row |
+//! | `partitions`, `backfill` | time partitions; converting existing tables |
+//! | `comments` | `COMMENT ON` the functions of 0.1.x |
+//! | `settings`, `errors` | the GUCs; the conditions and their SQLSTATEs |
+//! | `backend_local`, `pg_c` | backend-private state and randomness; C declarations pgrx does not bind |
+//! | `pg_tests` | `#[pg_test]`s |
 
 // Every unsafe block says why it is sound (SAFETY notes); unsafe fns spell out their unsafe calls.
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
@@ -31,6 +59,7 @@ mod generate_at;
 mod horizon;
 mod horizon_publisher;
 mod horizon_slots;
+mod horizons;
 mod hwm_writer;
 mod introspect;
 mod io;
@@ -48,7 +77,6 @@ mod settings;
 mod shmem;
 mod tx;
 mod uuidv7;
-mod watermark;
 mod window;
 mod xact;
 

@@ -149,7 +149,8 @@ mod tests {
             .partition(|r| by_postgres.iter().any(|p| p == *r));
         assert_eq!(readme_ours, ours);
         assert_eq!(readme_by_postgres, by_postgres);
-        for c in CONDITIONS {
+        for (i, c) in CONDITIONS.iter().enumerate() {
+            assert_eq!(c.condition.row(), i, "{:?} is not at its row", c.condition);
             let code = c.condition.code() as i32;
             // PostgreSQL packs the five characters six bits each, first character lowest
             let text: String = (0..5)

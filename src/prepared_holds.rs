@@ -39,6 +39,9 @@ const DIR: &str = "pg_hlculid";
 /// 0.4.0's floor file (the largest horizon returned), read once to carry its holds over.
 const LEGACY_FLOOR_FILE: &str = "hlculid.horizon";
 
+/// A hold as readers see it: (full xid, lowest value).
+pub type HoldValue = (u64, u64);
+
 #[repr(C)]
 #[derive(Clone, Copy)]
 struct Record {
@@ -113,33 +116,25 @@ unsafe extern "C-unwind" fn request() {
         if let Some(prev) = PREV_REQUEST {
             prev();
         }
-        pg_sys::RequestAddinShmemSpace(size(max_holds()));
+        pg_sys::RequestAddinShmemSpace(size(max_holds()) + 64);
     }
 }
 
 #[pg_guard]
 unsafe extern "C-unwind" fn startup() {
-    // SAFETY: the hook chain; then PostgreSQL's protocol for an add-in's shared memory: under
-    // AddinShmemInitLock (MainLWLockArray[21]), ShmemInitStruct returns the named region,
-    // allocating it (found = false) once per shared memory segment, zero-filled here.
-    let fresh = unsafe {
+    let mut fresh = false;
+    // SAFETY: the hook chain, then the region (shmem::add_in_region's protocol), from the hook.
+    unsafe {
         if let Some(prev) = PREV_STARTUP {
             prev();
         }
         let nholds = max_holds();
-        let init_lock = &raw mut (*pg_sys::MainLWLockArray.add(21)).lock;
-        pg_sys::LWLockAcquire(init_lock, pg_sys::LWLockMode::LW_EXCLUSIVE);
-        let mut found = false;
-        let p =
-            pg_sys::ShmemInitStruct(c"hlculid_prepared_holds".as_ptr(), size(nholds), &mut found);
-        if !found {
-            std::ptr::write_bytes(p.cast::<u8>(), 0, size(nholds));
+        let p = shmem::add_in_region(c"hlculid_prepared_holds", size(nholds), |p| {
             (*p.cast::<Header>()).nholds = nholds;
-        }
+            fresh = true;
+        });
         SHARED.store(p.cast(), Ordering::Release);
-        pg_sys::LWLockRelease(init_lock);
-        !found
-    };
+    }
     // A start or a crash restart: the postmaster, alone, before recovery and before any
     // backend, reloads every hold that was made durable.
     if fresh {
@@ -411,7 +406,7 @@ fn ended(full_xid: u64) -> bool {
 /// ended transactions are cleared here, with their files (not during recovery: the standby's
 /// holds stay until the transactions' ends are replayed and a reader of the promoted server, or
 /// replay needing room, clears them).
-pub fn live() -> Vec<(u64, u64)> {
+pub fn live() -> Vec<HoldValue> {
     let Some(h) = header() else {
         return Vec::new();
     };
@@ -419,7 +414,7 @@ pub fn live() -> Vec<(u64, u64)> {
     if h.in_use.load(Ordering::Acquire) == 0 {
         return Vec::new();
     }
-    let (live, ended): (Vec<(u64, u64)>, Vec<(u64, u64)>) = {
+    let (live, ended): (Vec<HoldValue>, Vec<HoldValue>) = {
         let _lock = LOCK.share();
         holds(h)
             .iter()

@@ -216,3 +216,29 @@ pub fn clock() -> &'static SharedClock {
 pub fn clock_preloaded() -> &'static SharedClock {
     &CLOCK.get().clock
 }
+
+/// PostgreSQL's protocol for an add-in's own shared memory, from a `shmem_startup_hook`: under
+/// AddinShmemInitLock (MainLWLockArray[21]), ShmemInitStruct returns the region of that name,
+/// allocated once per shared memory segment. `init` fills a new one (zeroed first); the region is
+/// aligned to 64 bytes (it asks for 64 more: request `size + 64`). Returns its start.
+///
+/// # Safety
+/// Called from a shmem_startup_hook (the postmaster, or a backend of EXEC_BACKEND builds).
+pub unsafe fn add_in_region(name: &CStr, size: usize, init: impl FnOnce(*mut u8)) -> *mut u8 {
+    // SAFETY: as the caller promises; the lock and the allocator are PostgreSQL's, used as its
+    // own add-ins do.
+    unsafe {
+        let init_lock = &raw mut (*pg_sys::MainLWLockArray.add(21)).lock;
+        pg_sys::LWLockAcquire(init_lock, pg_sys::LWLockMode::LW_EXCLUSIVE);
+        let mut found = false;
+        let p = pg_sys::ShmemInitStruct(name.as_ptr(), size + 64, &mut found).cast::<u8>();
+        // ShmemInitStruct aligns to a cache line on every supported platform; be sure.
+        let p = p.add(p.align_offset(64));
+        if !found {
+            std::ptr::write_bytes(p, 0, size);
+            init(p);
+        }
+        pg_sys::LWLockRelease(init_lock);
+        p
+    }
+}

@@ -1,7 +1,7 @@
--- Readers that never miss an event (0.4.0): the horizons table, publishing and advancing
--- horizons, the watermark across publishers, and the reading helper. One source: the install
--- script takes it through src/watermark.rs, and sql/hlculid--0.3.0--0.4.0.sql carries the same
--- text (scripts/schema-check.sh compares the two). Objects outside the extension are
+-- Readers that never miss an event (0.4.0): the horizons table, publishing horizons, the
+-- watermark across publishers, and the reading helper (advancing a row: advance_horizon.sql). One
+-- source: the install script takes it through src/watermark.rs, and the released
+-- sql/hlculid--0.3.0--0.4.0.sql carries the text it had then. Objects outside the extension are
 -- schema-qualified; the extension's own through @extschema@.
 
 -- One row per publisher: every event of that publisher with an id below `horizon` has been
@@ -13,35 +13,6 @@ CREATE TABLE hlculid_horizons (
 );
 -- Rows (not the table) are the user's: pg_dump dumps them.
 SELECT pg_catalog.pg_extension_config_dump('hlculid_horizons', '');
-
--- Raises the row of a publisher to `horizon`; never lowers it. Returns the row's horizon.
-CREATE FUNCTION hlculid_advance_horizon(publisher int4, horizon @extschema@.hlculid)
-RETURNS @extschema@.hlculid
-LANGUAGE plpgsql VOLATILE
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    result @extschema@.hlculid;
-BEGIN
-    IF $1 IS NULL OR $2 IS NULL THEN
-        RAISE EXCEPTION 'hlculid_advance_horizon needs a publisher and a horizon'
-            USING ERRCODE = 'null_value_not_allowed',
-                  HINT = 'Pass the publisher id (0 to 65535) and the id below which it has sent every event.';
-    END IF;
-    IF $1 < 0 OR $1 > 65535 THEN
-        RAISE EXCEPTION 'publisher id % is out of range', $1
-            USING ERRCODE = 'numeric_value_out_of_range',
-                  DETAIL = 'A publisher id is 0 to 65535.';
-    END IF;
-    INSERT INTO @extschema@.hlculid_horizons AS h (publisher, horizon, updated_at)
-    VALUES ($1, $2, clock_timestamp())
-    ON CONFLICT ON CONSTRAINT hlculid_horizons_pkey DO UPDATE
-        SET horizon = excluded.horizon, updated_at = excluded.updated_at
-        WHERE h.horizon OPERATOR(@extschema@.<) excluded.horizon;
-    SELECT h.horizon INTO result FROM @extschema@.hlculid_horizons h WHERE h.publisher = $1;
-    RETURN result;
-END
-$fn$;
 
 -- This server's row: its publisher id and its horizon, the clock first brought up to the wall
 -- clock (an idle publisher's horizon moves with time).

@@ -427,3 +427,84 @@ def test_the_tarball_installs_with_the_install_pages_commands(tmp_path):
     assert r.returncode == 0, r.stderr
     assert (Path(lib) / "hlculid.so").exists()
     assert (Path(share) / "extension" / f"hlculid--{version}.sql").exists()
+
+
+# -- the reference against the catalog -------------------------------------------------------
+TYPE_ALIASES = {"int": "integer", "int4": "integer", "int8": "bigint", "bool": "boolean",
+                "timestamptz": "timestamp with time zone", "int4[]": "integer[]", "int[]": "integer[]",
+                "timestamptz[]": "timestamp with time zone[]", "varchar": "character varying"}
+SIGNATURE = re.compile(r"`(hlculid_\w+)\(([^`]*)\)`")
+
+
+def reference_functions():
+    """(name, [(arg name, type or None)], returns cell) of every function row of docs/reference.md."""
+    text = (ROOT / "docs" / "reference.md").read_text()
+    section = text[text.index("## Functions"):text.index("\n## ", text.index("## Functions") + 1)]
+    rows = []
+    for line in section.splitlines():
+        if not line.startswith("| `hlculid_") or "(view)" in line.split("|")[1]:
+            continue
+        cells = [c.strip() for c in line.split("|")[1:-1]]
+        for name, args in SIGNATURE.findall(cells[0]):
+            parsed = []
+            for a in filter(None, (a.strip() for a in args.split(","))):
+                a = re.sub(r"\s+DEFAULT\s+.*$", "", a)
+                parts = a.split(None, 1)
+                parsed.append((parts[0], TYPE_ALIASES.get(parts[1], parts[1]) if len(parts) > 1 else None))
+            rows.append((name, parsed, cells[1]))
+    return rows
+
+
+def test_the_reference_matches_the_catalog(server):
+    """Every function of the extension a user calls is in docs/reference.md with the catalog's
+    argument names and types and result type; every function there exists (issue 32)."""
+    db = "docs_reference"
+    c = server
+    c.sql(f'CREATE DATABASE "{db}"')
+    in_db(c, db, "CREATE EXTENSION hlculid")
+    with psycopg.connect(host=str(c.dir), port=c.port, user="postgres", dbname=db) as conn:
+        everything = conn.execute("""
+            SELECT p.proname, coalesce(p.proargnames[1:p.pronargs], '{}'),
+                   array(SELECT format_type(t, NULL) FROM unnest(p.proargtypes) t),
+                   p.proretset, format_type(p.prorettype, NULL), p.prokind,
+                   -- what a user calls by name (not only PostgreSQL: operators, I/O, opclasses,
+                   -- casts, aggregates' steps, estimators, planner support)
+                   p.prokind <> 'a'
+                   AND NOT EXISTS (SELECT FROM pg_operator o WHERE p.oid IN (o.oprcode, o.oprrest, o.oprjoin))
+                   AND NOT EXISTS (SELECT FROM pg_type t WHERE p.oid IN (t.typinput, t.typoutput, t.typreceive, t.typsend))
+                   AND NOT EXISTS (SELECT FROM pg_amproc a WHERE a.amproc = p.oid)
+                   AND NOT EXISTS (SELECT FROM pg_cast k WHERE k.castfunc = p.oid)
+                   AND NOT EXISTS (SELECT FROM pg_aggregate g WHERE p.oid IN (g.aggtransfn, g.aggcombinefn))
+                   AND NOT EXISTS (SELECT FROM pg_proc s WHERE s.prosupport = p.oid)
+                   AND 'internal'::regtype <> ALL (p.proargtypes) AND p.prorettype <> 'internal'::regtype
+            FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.classid = 'pg_proc'::regclass
+            JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'hlculid' AND d.deptype = 'e'
+            """).fetchall()
+    catalog = [r[:6] for r in everything]
+    required = [r[:6] for r in everything if r[6]]
+    problems = []
+    documented = set()
+    for name, args, returns in reference_functions():
+        matches = [r for r in catalog if r[0] == name and len(r[1]) == len(args)]
+        if not matches:
+            problems.append(f"{name}({', '.join(a for a, _ in args)}): no such function with {len(args)} arguments")
+            continue
+        _, names, types, retset, rettype, kind = matches[0]
+        documented.add((name, len(args)))
+        for (aname, atype), cname, ctype in zip(args, names, types):
+            if aname != cname:
+                problems.append(f"{name}: argument '{aname}' is '{cname}' in the catalog")
+            if atype is not None and atype != ctype:
+                problems.append(f"{name}: argument {aname} is {ctype}, not {atype}")
+        shown = returns.strip("`").replace("`", "")
+        want = ("procedure" if kind == "p" else "table" if retset and rettype == "record"
+                else "record" if rettype == "record" else ("SETOF " if retset else "") + rettype)
+        if shown.startswith("SETOF") and "rows" in shown:
+            continue  # hlculid_read: the table's rows
+        if TYPE_ALIASES.get(shown, shown) != want and shown.replace("SETOF ", "SETOF ") != want:
+            if not (shown.startswith("SETOF ") and TYPE_ALIASES.get(shown[6:], shown[6:]) == want[6:]):
+                problems.append(f"{name}: returns {want}, the reference says {shown!r}")
+    for name, names, *_ in required:
+        if (name, len(names)) not in documented:
+            problems.append(f"{name} ({len(names)} arguments) is not in docs/reference.md")
+    assert not problems, "\n".join(sorted(set(problems)))

@@ -55,7 +55,9 @@ def read_below_horizon(c, after):
     return [r[0] for r in rows], h
 
 
-@pytest.mark.parametrize("how", ["fast", "immediate", "kill9"])
+# the quick tier keeps a clean restart; crashes (immediate, kill -9) in the full tier
+@pytest.mark.parametrize("how", ["fast", pytest.param("immediate", marks=pytest.mark.full),
+                                 pytest.param("kill9", marks=pytest.mark.full)])
 def test_a_prepared_transaction_holds_exactly_across_a_restart_with_the_clock_stepped_back(make_cluster, how):
     c = make_cluster(f"holds-restart-{how}", conf=CONF, faketime=True).start()
     setup(c)
@@ -87,7 +89,8 @@ def test_a_prepared_transaction_holds_exactly_across_a_restart_with_the_clock_st
     assert holds(c) == [] and hold_files(c) == []
 
 
-@pytest.mark.parametrize("standby_started", ["before", "after"])
+# the quick tier keeps the WAL replay (a standby started before); the copied file in the full tier
+@pytest.mark.parametrize("standby_started", ["before", pytest.param("after", marks=pytest.mark.full)])
 def test_a_promoted_standby_holds_the_primarys_prepared_transactions(make_cluster, standby_started):
     primary = make_cluster(f"holds-primary-{standby_started}", conf=CONF).start()
     setup(primary)

@@ -31,7 +31,9 @@ SELECT pg_describe_object(classid, objid, 0) || E'\n' || coalesce(CASE classid
       (SELECT CASE WHEN p.prokind = 'a' THEN
                 (SELECT format('agg %s %s %s %s', aggtransfn, aggcombinefn, aggsortop::regoperator, aggtranstype::regtype)
                  FROM pg_aggregate WHERE aggfnoid = p.oid)
-              ELSE pg_get_functiondef(p.oid) || E'\nacl: ' || coalesce(p.proacl::text, 'default') END
+              -- the grants as a set (the order of an ACL is the order they were given in)
+              ELSE pg_get_functiondef(p.oid) || E'\nacl: ' || coalesce(
+                (SELECT string_agg(a::text, ',' ORDER BY a::text) FROM unnest(p.proacl) a), 'default') END
        FROM pg_proc p WHERE p.oid = objid)
     WHEN 'pg_type'::regclass THEN
       (SELECT format('%s %s %s %s %s %s %s %s', typlen, typbyval, typalign, typstorage, typinput, typoutput, typreceive, typsend)

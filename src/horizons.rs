@@ -1,0 +1,37 @@
+//! The `hlculid_horizons` table and the SQL over it: `hlculid_advance_horizon`,
+//! `hlculid_publish_horizon`, `hlculid_watermark`, the holders view and the `hlculid_read`
+//! helper. Plain SQL over the horizon (src/horizon.rs), in sql/src/advance_horizon.sql and
+//! sql/src/horizons.sql.
+
+use pgrx::prelude::*;
+
+extension_sql_file!(
+    "../sql/src/advance_horizon.sql",
+    name = "hlculid_advance_horizon",
+    requires = [
+        "hlculid_opclasses",
+        introspect::hlculid_clock,
+        extract::hlculid_ts
+    ],
+);
+
+extension_sql_file!(
+    "../sql/src/horizons.sql",
+    name = "hlculid_horizons",
+    requires = [
+        "hlculid_opclasses",
+        "hlculid_advance_horizon",
+        horizon::hlculid_horizon,
+        horizon::hlculid_horizon_bigint,
+        horizon::hlculid_horizon_catch_up,
+        horizon::hlculid_horizon_holds,
+        introspect::hlculid_clock,
+        extract::hlculid_ts,
+    ],
+);
+
+extension_sql_file!(
+    "../sql/src/horizon_grants.sql",
+    name = "hlculid_horizon_grants",
+    requires = ["hlculid_horizons"],
+);

@@ -1,0 +1,146 @@
+"""Where operators and other roles meet the horizon (issue 31, items 6 and 9): generators in a
+parallel worker, the grant sets of docs/security.md, a horizon row too far ahead, the publisher
+worker after pg_terminate_backend, the catch-up under REPEATABLE READ, and the failover procedure
+of docs/many-publishers.md with the new primary's clock 2 s behind. Each fails on 0.4.0."""
+
+import time
+
+import psycopg
+import pytest
+
+from pgcluster import PG
+
+CONF = ("hlculid.publisher_id = 7", "max_prepared_transactions = 4")
+
+
+def wait_for(c, query, expected, timeout=30):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        got = c.one(query)
+        if got == expected:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{query}: {got!r}, not {expected!r} after {timeout} s")
+
+
+def test_a_parallel_safe_wrapper_cannot_make_ids_in_a_parallel_worker(make_cluster):
+    c = make_cluster("ops-parallel", conf=CONF).start()
+    c.sql("CREATE EXTENSION hlculid")
+    # a user's wrapper, wrongly PARALLEL SAFE (0.4.0: 3 rows lost when its ids came from a worker)
+    c.sql("""CREATE FUNCTION my_id() RETURNS hlculid LANGUAGE plpgsql PARALLEL SAFE
+             AS $$ BEGIN RETURN hlculid_generate(); END $$""")
+    force = "force_parallel_mode" if PG == "15" else "debug_parallel_query"
+    with c.connect() as conn:
+        conn.execute(f"SET {force} = on")
+        conn.execute("SET parallel_setup_cost = 0")
+        plan = "\n".join(r[0] for r in conn.execute("EXPLAIN SELECT my_id()").fetchall())
+        assert "Gather" in plan, plan
+        with pytest.raises(psycopg.errors.InvalidTransactionState) as e:
+            conn.execute("SELECT my_id()")
+        assert "parallel worker" in e.value.diag.message_primary
+        assert "PARALLEL RESTRICTED" in e.value.diag.message_hint
+        # the generators themselves are never run in a worker
+        conn.execute("SELECT hlculid_generate()")
+
+
+def test_the_documented_grant_sets_and_no_holds_for_public(make_cluster):
+    c = make_cluster("ops-grants", conf=CONF).start()
+    c.sql("CREATE EXTENSION hlculid")
+    c.sql("CREATE TABLE ev (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), n int)")
+    c.sql("INSERT INTO ev (n) VALUES (1)")
+    for role in ("nobody", "reader", "publisher"):
+        c.sql(f"CREATE ROLE {role} LOGIN")
+    # docs/security.md, "Roles for readers and publishers"
+    c.sql("GRANT SELECT ON ev TO reader")
+    c.sql("GRANT SELECT ON hlculid_horizons TO reader")
+    c.sql("GRANT pg_monitor TO reader")
+    c.sql("GRANT SELECT, INSERT, UPDATE ON hlculid_horizons TO publisher")
+    with c.connect(autocommit=False) as held:  # something to see in the holders view
+        held.execute("INSERT INTO ev (n) VALUES (2)")
+        for q in ("SELECT * FROM hlculid_horizon_holds()", "SELECT * FROM hlculid_horizon_holders",
+                  "SELECT hlculid_watermark()", "SELECT hlculid_advance_horizon(9, hlculid_generate())"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                c.sql(q, user="nobody")
+        assert len(c.sql("SELECT pid FROM hlculid_horizon_holders", user="reader")) == 1
+        assert c.sql("SELECT count(*) FROM hlculid_read(NULL::ev, NULL)", user="reader") == [(1,)]
+        c.sql("SELECT hlculid_advance_horizon(9, hlculid_generate())", user="publisher")
+        assert c.sql("SELECT hlculid_watermark(ARRAY[9]) IS NOT NULL", user="reader") == [(True,)]
+        held.rollback()
+
+
+def test_a_horizon_row_too_far_ahead_is_refused(make_cluster):
+    c = make_cluster("ops-advance", conf=CONF + ("hlculid.max_clock_skew = '2s'",)).start()
+    c.sql("CREATE EXTENSION hlculid")
+    with pytest.raises(psycopg.errors.InvalidParameterValue) as e:
+        c.sql("SELECT hlculid_advance_horizon(7, hlculid_min('2100-01-01'))")
+    assert "ahead of this server's clock" in e.value.diag.message_primary
+    with pytest.raises(psycopg.errors.InvalidParameterValue):
+        c.sql("SELECT hlculid_advance_horizon(8, hlculid_min(clock_timestamp() + interval '3 s'))")
+    assert c.sql("SELECT count(*) FROM hlculid_horizons") == [(0,)]
+    c.sql("SELECT hlculid_advance_horizon(8, hlculid_min(clock_timestamp() + interval '1 s'))")
+    c.sql("SELECT hlculid_advance_horizon(8, hlculid_generate())")  # never lowered, no error
+    assert c.sql("SELECT count(*) FROM hlculid_horizons") == [(1,)]
+
+
+def test_the_publisher_worker_comes_back_after_termination(make_cluster):
+    c = make_cluster("ops-worker", conf=CONF + ("hlculid.horizon_database = 'postgres'",
+                                                "hlculid.horizon_interval = '100ms'")).start()
+    c.sql("CREATE EXTENSION hlculid")
+    worker = "SELECT pid FROM pg_stat_activity WHERE backend_type = 'hlculid' AND datname = 'postgres'"
+    wait_for(c, f"SELECT count(*) FROM ({worker}) w", 1)
+    first = c.one(worker)
+    c.sql("SELECT pg_terminate_backend(%s)", (first,))
+    wait_for(c, f"SELECT count(*) FROM ({worker}) w WHERE pid <> {first}", 1, timeout=20)
+    seen = c.one("SELECT updated_at FROM hlculid_horizons WHERE publisher = 7")
+    wait_for(c, f"SELECT updated_at > '{seen}' FROM hlculid_horizons WHERE publisher = 7", True)
+
+
+def test_the_catch_up_refuses_a_snapshot_older_than_it(make_cluster):
+    c = make_cluster("ops-catch-up", conf=CONF).start()
+    c.sql("CREATE EXTENSION hlculid")
+    for f in ("hlculid_horizon_catch_up()", "hlculid_publish_horizon()"):
+        with c.connect(autocommit=False) as conn:
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            with pytest.raises(psycopg.errors.FeatureNotSupported):
+                conn.execute(f"SELECT {f}")
+    c.sql("SELECT hlculid_publish_horizon()")
+
+
+def test_the_failover_procedure_leaves_no_watermark_too_high(make_cluster):
+    """The old primary's worker raised its row to its own clock; the promoted standby's clock is
+    2 s behind. Its ids sort below the replicated row (a subscriber's watermark would pass them)
+    until it observes the row, as docs/many-publishers.md's failover procedure says."""
+    conf = list(CONF) + ["wal_level = replica", "hlculid.horizon_database = 'postgres'",
+                         "hlculid.horizon_interval = '100ms'"]
+    primary = make_cluster("ops-failover-primary", conf=conf).start()
+    primary.sql("CREATE EXTENSION hlculid")
+    wait_for(primary, "SELECT count(*) FROM hlculid_horizons WHERE publisher = 7", 1)
+    standby = make_cluster("ops-failover-standby", standby_of=primary, faketime=True)
+    # the new primary publishes nothing itself during the test: the row stays the old primary's
+    with open(standby.data / "postgresql.conf", "a") as f:
+        f.write("hlculid.horizon_interval = 0\n")
+    standby.set_clock("-2")
+    standby.start()
+    time.sleep(3)  # past the high-water mark the base backup copied (it reserves ahead)
+    lsn = primary.one("SELECT pg_current_wal_lsn()::text")
+    wait_for(standby, f"SELECT pg_last_wal_replay_lsn() >= '{lsn}'::pg_lsn", True)
+    primary.kill9_all()
+    standby.sql("SELECT pg_promote()")
+    wait_for(standby, "SELECT pg_is_in_recovery()", False)
+    row = standby.one("SELECT horizon::text FROM hlculid_horizons WHERE publisher = 7")
+    # the hazard the procedure removes: an id below the row a subscriber already has
+    info = standby.sql("SELECT clock_timestamp(), hlculid_ts(%s::hlculid), (SELECT logical_time FROM hlculid_clock())", (row,))
+    first = standby.one("SELECT hlculid_generate()::text")
+    assert first < row, (first, row, info)
+    # the procedure: observe the server's own row (raising the skew bound for the step when the
+    # clock is further behind than it), before the server takes writes
+    standby.sql("ALTER SYSTEM SET hlculid.max_clock_skew = '1min'")
+    standby.sql("SELECT pg_reload_conf()")
+    wait_for(standby, "SHOW hlculid.max_clock_skew", "1min")
+    standby.sql("""SELECT hlculid_observe(horizon) FROM hlculid_horizons
+                   WHERE publisher = (SELECT publisher FROM hlculid_clock())""")
+    standby.sql("ALTER SYSTEM RESET hlculid.max_clock_skew")
+    standby.sql("SELECT pg_reload_conf()")
+    assert standby.one("SELECT hlculid_generate()::text") > row
+    assert standby.one("SELECT hlculid_horizon()::text") > row
+    standby.stop("immediate")
