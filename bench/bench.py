@@ -39,6 +39,8 @@ FULL.update(decode_rows=1_000_000, decode_runs=5, compare_rows=1_000_000, compar
 QUICK.update(decode_rows=20_000, decode_runs=1, compare_rows=20_000, compare_runs=1)
 FULL.update(horizon_rows=2_000_000, horizon_runs=3, lag_seconds=10, horizon_seconds=5)
 QUICK.update(horizon_rows=20_000, horizon_runs=1, lag_seconds=2, horizon_seconds=1)
+FULL.update(mask_rows=1_000_000, mask_lookups=200_000, mask_runs=5)
+QUICK.update(mask_rows=20_000, mask_lookups=5_000, mask_runs=1)
 # Sizes from the environment, for a quick look at one workload (HLCULID_BENCH_IO_ROWS=2000000).
 for _k in list(FULL):
     if os.environ.get(f"HLCULID_BENCH_{_k.upper()}"):
@@ -665,6 +667,59 @@ def decode(c, pg, cfg, report, quick):
         report.check(f"PG{pg}: {w} at most 2x {base} (net of the scan: {r:.2f}x)", r <= 2.0)
 
 
+def masks(c, pg, cfg, report, quick):
+    """Masks (docs/masks.md): a lookup by masked id (hlculid_unmask, then the primary key) against a
+    lookup by id and by a gen_random_uuid() key, each a nested loop of index probes over the same
+    number of keys, interleaved runs; and a mask per row against hlculid_generate() and
+    gen_random_uuid() per row. Target: a lookup by masked id within 1.2x one by id."""
+    n, k, runs = cfg["mask_rows"], cfg["mask_lookups"], cfg["mask_runs"]
+    work = [
+        ("lookup by id", "SELECT count(*) FROM mk_keys q JOIN mk ON mk.id = q.id"),
+        ("lookup by masked id", "SELECT count(*) FROM mk_keys q JOIN mk ON mk.id = hlculid_unmask(q.masked)"),
+        ("lookup by gen_random_uuid() key", "SELECT count(*) FROM mk_ukeys q JOIN mku ON mku.u = q.u"),
+        ("hlculid_mask(id) per row", "SELECT count(hlculid_mask(id)) FROM mk"),
+        ("hlculid_unmask(masked) per row", "SELECT count(hlculid_unmask(masked)) FROM mk_keys"),
+        ("hlculid_generate() per row", f"SELECT count(hlculid_generate()) FROM generate_series(1, {n})"),
+        ("gen_random_uuid() per row", f"SELECT count(gen_random_uuid()) FROM generate_series(1, {n})"),
+        ("scan", "SELECT count(*) FROM mk"),
+    ]
+    times = {w: [] for w, _ in work}
+    with c.connect() as conn:
+        for setting in ("max_parallel_workers_per_gather = 0", "enable_hashjoin = off", "enable_mergejoin = off"):
+            conn.execute(f"SET {setting}")
+        conn.execute("DROP TABLE IF EXISTS mk, mk_keys, mku, mk_ukeys")
+        conn.execute(f"CREATE TABLE mk AS SELECT id FROM ({spread_ids(n)}) s")
+        conn.execute("ALTER TABLE mk ADD PRIMARY KEY (id)")
+        conn.execute(f"CREATE TABLE mk_keys AS SELECT id, hlculid_mask(id) AS masked FROM mk ORDER BY random() LIMIT {k}")
+        conn.execute(f"CREATE TABLE mku AS SELECT gen_random_uuid() AS u FROM generate_series(1, {n})")
+        conn.execute("ALTER TABLE mku ADD PRIMARY KEY (u)")
+        conn.execute(f"CREATE TABLE mk_ukeys AS SELECT u FROM mku ORDER BY random() LIMIT {k}")
+        conn.execute("VACUUM (FREEZE, ANALYZE) mk, mk_keys, mku, mk_ukeys")
+        assert conn.execute(work[1][1]).fetchone()[0] == k, "a masked key missed its row"
+        for _, q in work:
+            timed(conn, q)
+        for _ in range(runs):
+            for w, q in work:
+                times[w].append(timed(conn, q))
+        conn.execute("DROP TABLE mk, mk_keys, mku, mk_ukeys")
+    med = {w: mmm(v) for w, v in times.items()}
+    report.add(f"\n### Masks, PostgreSQL {pg}: {n:,} rows, {k:,} lookups (nested loops of index probes), "
+               f"{runs} interleaved runs\n")
+    base = med["lookup by id"][0]
+    rows = []
+    for w, _ in work:
+        m = med[w]
+        per = k if w.startswith("lookup") or "unmask" in w else n
+        rows.append([w, f"{m[0]*1e3:.0f} ({m[1]*1e3:.0f}-{m[2]*1e3:.0f})", f"{m[0] / per * 1e9:.0f}",
+                     f"{m[0] / base:.2f}x" if w.startswith("lookup") else ""])
+    report.table(["query", "ms (min-max)", "ns per key or row", "vs lookup by id"], rows)
+    report.data.setdefault("masks", {})[pg] = {w: med[w][0] for w in times}
+    if quick:
+        return
+    r = med["lookup by masked id"][0] / base
+    report.check(f"PG{pg}: a lookup by masked id within 1.2x a lookup by id ({r:.2f}x)", r <= 1.2)
+
+
 def compare(c, pg, cfg, report, quick):
     """The comparison functions against a previous build's (--baseline, scripts/bench-baseline.sh)
     on a second server of the same major, taking turns on the same data: ORDER BY and CREATE
@@ -1125,7 +1180,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--pg", nargs="+", default=["15", "18"])
     ap.add_argument("--only", nargs="+", default=["generation", "inserts", "sorting", "ranges", "windows", "textio",
-                                                  "decode", "compare", "companion", "horizon", "clients"])
+                                                  "decode", "compare", "companion", "horizon", "masks", "clients"])
     ap.add_argument("--out", default=None)
     ap.add_argument("--baseline", default=None, metavar="PG_CONFIG",
                     help="a previous release installed by scripts/bench-baseline.sh: the horizon "
@@ -1147,7 +1202,13 @@ def main():
         c = pgcluster.Cluster("bench", major=pg, conf=["hlculid.publisher_id = 1", "shared_buffers = 128MB",
                                              "synchronous_commit = off", "max_wal_size = 20GB",
                                              "checkpoint_timeout = 1h", "autovacuum = off",
-                                             "max_connections = 120"])
+                                             "max_connections = 120",
+                                             "hlculid.mask_key_file = 'bench_mask.keys'"])
+        keys = c.data / "bench_mask.keys"  # the masks workload's key
+        keys.write_text(os.urandom(16).hex() + "\n")
+        import shutil
+        shutil.chown(keys, "postgres", "postgres")
+        keys.chmod(0o600)
         try:
             c.start()
             c.sql("CREATE EXTENSION hlculid")

@@ -20,9 +20,11 @@ pub fn register() {
 /// SIGTERM (pg_terminate_backend, a forced DROP DATABASE) or postmaster death. Exit code 1, so
 /// the postmaster starts the worker again after its restart time: a worker that exits with 0 is
 /// never restarted, and the row would stop moving for good. At shutdown nothing restarts anyway.
+#[allow(unreachable_code)] // proc_exit is `-> !` in some majors' bindings, `-> ()` in others
 fn stop() -> ! {
     // SAFETY: ends this worker, as a FATAL would.
-    unsafe { pg_sys::proc_exit(1) }
+    unsafe { pg_sys::proc_exit(1) };
+    unreachable!("proc_exit returned")
 }
 
 fn reload_config() {
