@@ -121,7 +121,11 @@ def test_the_failover_procedure_leaves_no_watermark_too_high(make_cluster):
         f.write("hlculid.horizon_interval = 0\n")
     standby.set_clock("-2")
     standby.start()
-    time.sleep(3)  # past the high-water mark the base backup copied (it reserves ahead)
+    standby.wait_ready()
+    # until the replicated row is past where the standby's clock resumes (the high-water mark its
+    # base backup copied reserves a second ahead of the primary's clock then)
+    wait_for(standby, """SELECT hlculid_ts(horizon) > (SELECT logical_time FROM hlculid_clock()) + interval '0.5 s'
+                         FROM hlculid_horizons WHERE publisher = 7""", True)
     lsn = primary.one("SELECT pg_current_wal_lsn()::text")
     wait_for(standby, f"SELECT pg_last_wal_replay_lsn() >= '{lsn}'::pg_lsn", True)
     primary.kill9_all()
