@@ -6,8 +6,9 @@
 //! `ssl_key_file`): its first key is the current one, later ones are earlier keys the `_any`
 //! lookups still try during a rotation. Not a setting holding the key itself: the postmaster logs
 //! every changed setting's value at reload, and a SET would put it in a statement. The file is
-//! read again when it changes (its size, modification time or inode); no message ever contains a
-//! key, only its line, length or the position of a wrong character.
+//! read again when it changes (its size, modification time or inode; looked at once a second at
+//! most); no message ever contains a key, only its line, length or the position of a wrong
+//! character.
 
 use crate::backend_local::BackendLocal;
 use crate::datum::Hlculid;
@@ -18,12 +19,23 @@ use pgrx::prelude::*;
 use pgrx::Uuid;
 use std::os::unix::fs::MetadataExt;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 /// What identifies one version of the key file: path, inode, size, modification time (ns).
 type Version = (PathBuf, u64, u64, i64);
 
-/// The keys read last, with the version of the file they came from.
-static KEYS: BackendLocal<Option<(Version, Vec<Mask>)>> = BackendLocal::new(None);
+/// The keys read last, the version of the file they came from, and when that was checked.
+struct Cached {
+    checked: Instant,
+    version: Version,
+    keys: Vec<Mask>,
+}
+
+/// How long keys read from the file are used before the file (and the setting naming it) is
+/// looked at again: a stat per call would cost as much as the mask itself.
+const RECHECK: Duration = Duration::from_secs(1);
+
+static KEYS: BackendLocal<Option<Cached>> = BackendLocal::new(None);
 
 fn missing() -> ! {
     if !shmem::preloaded() {
@@ -87,8 +99,37 @@ fn read(path: &std::path::Path) -> Vec<Mask> {
     keys
 }
 
-/// Runs `f` on the file's keys (current first), reading the file again when it changed.
+/// Runs `f` on the file's keys (current first). The file is looked at again (its name, and whether
+/// it changed) at most once a second, so a new key takes effect within a second.
 fn with_keys<R>(f: impl FnOnce(&[Mask]) -> R) -> R {
+    let now = Instant::now();
+    // SAFETY: the backend's thread; `refresh`, `read` and `f` never reach KEYS.
+    unsafe {
+        KEYS.with(|cache| {
+            if !cache
+                .as_ref()
+                .is_some_and(|c| now.duration_since(c.checked) < RECHECK)
+            {
+                let version = current_version();
+                match cache {
+                    Some(c) if c.version == version => c.checked = now,
+                    _ => {
+                        let keys = read(&version.0);
+                        *cache = Some(Cached {
+                            checked: now,
+                            version,
+                            keys,
+                        });
+                    }
+                }
+            }
+            f(&cache.as_ref().expect("filled above").keys)
+        })
+    }
+}
+
+/// The key file's path and version now; raises when there is none to read.
+fn current_version() -> Version {
     let Some(name) = settings::mask_key_file() else {
         missing()
     };
@@ -105,24 +146,8 @@ fn with_keys<R>(f: impl FnOnce(&[Mask]) -> R) -> R {
         .hint("Make it readable by the server's user only: chmod 600.")
         .raise();
     }
-    let version: Version = (
-        path,
-        meta.ino(),
-        meta.size(),
-        meta.mtime_nsec() + meta.mtime() * 1_000_000_000,
-    );
-    // SAFETY: the backend's thread; `read` and `f` never reach KEYS.
-    let keys = unsafe {
-        KEYS.with(|cache| match cache {
-            Some((v, keys)) if *v == version => keys.clone(),
-            _ => {
-                let keys = read(&version.0);
-                *cache = Some((version, keys.clone()));
-                keys
-            }
-        })
-    };
-    f(&keys)
+    let mtime = meta.mtime() * 1_000_000_000 + meta.mtime_nsec();
+    (path, meta.ino(), meta.size(), mtime)
 }
 
 fn current<R>(f: impl FnOnce(&Mask) -> R) -> R {
