@@ -21,14 +21,14 @@
 -- on the caller's search_path. uuid_send() gives the bytes, get_byte() reads them; mind that
 -- <<, >>, & and | share one precedence and group left to right.
 
--- Beside the extension these names would shadow or duplicate its functions, which take uuid
--- values already through its implicit cast.
+-- Beside the extension these names would shadow or duplicate its functions, which read uuid
+-- values through a cast (hlculid_ts(u::hlculid); the cast is assignment-only since 0.4.0).
 DO $guard$
 BEGIN
     IF EXISTS (SELECT FROM pg_catalog.pg_extension WHERE extname = 'hlculid') THEN
         RAISE EXCEPTION 'the hlculid extension is installed in this database'
             USING ERRCODE = 'duplicate_object',
-                  DETAIL = 'The extension''s functions already take uuid values, through its implicit cast from uuid to hlculid.',
+                  DETAIL = 'The extension''s functions read uuid values through a cast: hlculid_ts(u::hlculid).',
                   HINT = 'Query with the extension''s functions; hlculid_uuid.sql is for servers that cannot load the extension.';
     END IF;
 END

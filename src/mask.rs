@@ -106,9 +106,9 @@ fn with_keys<R>(f: impl FnOnce(&[Mask]) -> R) -> R {
     // SAFETY: the backend's thread; `refresh`, `read` and `f` never reach KEYS.
     unsafe {
         KEYS.with(|cache| {
-            if !cache
+            if cache
                 .as_ref()
-                .is_some_and(|c| now.duration_since(c.checked) < RECHECK)
+                .is_none_or(|c| now.duration_since(c.checked) >= RECHECK)
             {
                 let version = current_version();
                 match cache {
