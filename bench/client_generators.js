@@ -1,6 +1,6 @@
 // The Node generators side by side in one process (bench/bench.py, section "clients"): hlculid's
 // Generator.generate() (clients/node/hlculid.js), crypto.randomUUID() and the npm uuid package's
-// v7() (clients/node's devDependency). Usage: node client_generators.js MS RUNS; prints JSON:
+// v7() (clients/node's devDependency); and hlculid's Mask.mask / Mask.unmask of one id (docs/masks.md). Usage: node client_generators.js MS RUNS; prints JSON:
 // ns/id of each run for each contender, the contenders taking turns within every run, each run
 // making as many ids as the contender makes in about MS milliseconds (from a warm-up).
 'use strict';
@@ -9,7 +9,7 @@ const path = require('path');
 const { pathToFileURL } = require('url');
 
 const NODE_DIR = path.join(__dirname, '..', 'clients', 'node');
-const { Generator } = require(path.join(NODE_DIR, 'hlculid.js'));
+const { Generator, Mask } = require(path.join(NODE_DIR, 'hlculid.js'));
 
 // One loop per contender, so each call site stays monomorphic; the length sum keeps the ids live.
 function hlculidLoop(n) {
@@ -32,6 +32,13 @@ function v7Loop(v7, n) {
   return [Number(process.hrtime.bigint() - t0) / n, s];
 }
 
+function maskLoop(f, n) {
+  let s = 0;
+  const t0 = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) s += f().length;
+  return [Number(process.hrtime.bigint() - t0) / n, s];
+}
+
 async function main() {
   const budgetMs = Number(process.argv[2] || 300);
   const runs = Number(process.argv[3] || 5);
@@ -43,6 +50,11 @@ async function main() {
     'crypto.randomUUID()': (n) => randomUuidLoop(n),
     [`uuid ${uuidVersion} v7()`]: (n) => v7Loop(v7, n),
   };
+  const mask = new Mask(crypto.randomBytes(16));
+  const someId = new Generator(12).generate();
+  const masked = mask.mask(someId);
+  contenders['hlculid Mask.unmask(masked)'] = (n) => maskLoop(() => mask.unmask(masked), n);
+  contenders['Mask.mask(id)'] = (n) => maskLoop(() => mask.mask(someId), n);
   const ns = {};
   const ids = {};
   for (const [k, f] of Object.entries(contenders)) { // warm up (optimised code, filled pools), and size the runs
