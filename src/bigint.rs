@@ -130,14 +130,18 @@ fn hlculid_generate_bigint_n(n: i32) -> Vec<i64> {
 }
 
 fn big(v: i64) -> BigId {
-    BigId::from_i64(v).unwrap_or_else(|_| {
-        UserError::new(
-            Condition::FieldOutOfRange,
-            format!("bigint id {v} is out of range"),
-        )
-        .detail("A bigint id is never negative (its top bit is zero).")
-        .raise()
-    })
+    BigId::from_i64(v)
+        .unwrap_or_else(|_| out_of_range(v, "A bigint id is never negative (its top bit is zero)."))
+}
+
+/// 22003 for a bigint that is no bigint id (or masked bigint id), saying why in `detail`.
+pub fn out_of_range(v: i64, detail: &str) -> ! {
+    UserError::new(
+        Condition::FieldOutOfRange,
+        format!("bigint id {v} is out of range"),
+    )
+    .detail(detail)
+    .raise()
 }
 
 #[pg_extern(immutable, parallel_safe, strict)]

@@ -43,11 +43,6 @@ fn not_available() -> ! {
 /// The checks of a reader's call: a primary (ids are made there), READ COMMITTED (the read that
 /// follows takes its own snapshot).
 fn check_reader() {
-    check_primary();
-    check_isolation();
-}
-
-fn check_primary() {
     // SAFETY: plain reads of the backend's state.
     if unsafe { pg_sys::RecoveryInProgress() } {
         UserError::new(
@@ -58,9 +53,6 @@ fn check_primary() {
         .hint("On a standby, read below hlculid_watermark(): the hlculid_horizons rows replicated from the primary vouch for the events below them.")
         .raise();
     }
-}
-
-fn check_isolation() {
     // SAFETY: XactIsoLevel is the backend's setting, read on its thread.
     if unsafe { pg_sys::XactIsoLevel } >= pg_sys::XACT_REPEATABLE_READ as i32 {
         UserError::new(

@@ -13,7 +13,7 @@
 use crate::backend_local::BackendLocal;
 use crate::datum::Hlculid;
 use crate::errors::{Condition, UserError};
-use crate::{settings, shmem};
+use crate::{bigint, settings, shmem};
 use hlculid_core::mask::{Mask, NotPositive};
 use pgrx::prelude::*;
 use pgrx::Uuid;
@@ -155,14 +155,7 @@ fn current<R>(f: impl FnOnce(&Mask) -> R) -> R {
 }
 
 fn positive(v: i64, r: Result<i64, NotPositive>) -> i64 {
-    r.unwrap_or_else(|_| {
-        UserError::new(
-            Condition::FieldOutOfRange,
-            format!("bigint id {v} is out of range"),
-        )
-        .detail("A bigint id, masked or not, is 1 or more.")
-        .raise()
-    })
+    r.unwrap_or_else(|_| bigint::out_of_range(v, "A bigint id, masked or not, is 1 or more."))
 }
 
 /// The id as shown outside: a uuid that reveals nothing of the id without the key.

@@ -367,20 +367,32 @@ unsafe extern "C-unwind" fn identify(info: u8) -> *const core::ffi::c_char {
     }
 }
 
-/// True while the transaction may still commit: not older than the xid horizon, and in
-/// progress (a prepared transaction is, until COMMIT or ROLLBACK PREPARED). Readers use it:
-/// the proc array, not the commit log, says when a commit is visible.
-fn in_progress(full_xid: u64) -> bool {
+/// Whether the transaction is older than any xid still in progress, from the next xid:
+/// `Some(true)` it ended long ago, `None` it is recent enough to ask about. An xid not assigned
+/// here yet (`>= next`) counts as not ended: nothing says it did.
+fn by_age(full_xid: u64) -> Option<bool> {
     // SAFETY: reads the shared next-xid counter under its lock, as any backend does.
     let next = unsafe { pg_sys::ReadNextFullTransactionId() }.value;
     if full_xid >= next {
-        return true; // not assigned yet here: nothing says it ended
+        Some(false)
+    } else if next - full_xid >= 1 << 31 {
+        Some(true)
+    } else {
+        None
     }
-    if next - full_xid >= 1 << 31 {
-        return false; // older than any xid still in progress
+}
+
+/// True while the transaction may still commit (a prepared transaction is, until COMMIT or
+/// ROLLBACK PREPARED). Readers use it: the proc array, not the commit log, says when a commit
+/// is visible.
+fn in_progress(full_xid: u64) -> bool {
+    match by_age(full_xid) {
+        Some(ended) => !ended,
+        // SAFETY: a shared-memory lookup of the proc array, as any backend does.
+        None => unsafe {
+            pg_sys::TransactionIdIsInProgress(pg_sys::TransactionId::from_inner(full_xid as u32))
+        },
     }
-    // SAFETY: a shared-memory lookup of the proc array, as any backend does.
-    unsafe { pg_sys::TransactionIdIsInProgress(pg_sys::TransactionId::from_inner(full_xid as u32)) }
 }
 
 /// True when the transaction has ended for good. During recovery (replay makes holds; no reader
@@ -390,16 +402,11 @@ fn ended(full_xid: u64) -> bool {
     if !unsafe { pg_sys::RecoveryInProgress() } {
         return !in_progress(full_xid);
     }
-    // SAFETY: reads the shared next-xid counter and the commit log, as replay maintains them.
-    unsafe {
-        let next = pg_sys::ReadNextFullTransactionId().value;
-        if full_xid < next && next - full_xid >= 1 << 31 {
-            return true;
-        }
+    by_age(full_xid).unwrap_or_else(|| {
         let xid = pg_sys::TransactionId::from_inner(full_xid as u32);
-        full_xid < next
-            && (pg_sys::TransactionIdDidCommit(xid) || pg_sys::TransactionIdDidAbort(xid))
-    }
+        // SAFETY: reads the commit log, as replay maintains it.
+        unsafe { pg_sys::TransactionIdDidCommit(xid) || pg_sys::TransactionIdDidAbort(xid) }
+    })
 }
 
 /// The holds of prepared transactions still in progress: (full xid, lowest value). Holds of
@@ -414,21 +421,24 @@ pub fn live() -> Vec<HoldValue> {
     if h.in_use.load(Ordering::Acquire) == 0 {
         return Vec::new();
     }
-    let (live, ended): (Vec<HoldValue>, Vec<HoldValue>) = {
+    let mut live = Vec::new();
+    let mut any_ended = false;
+    {
         let _lock = LOCK.share();
-        holds(h)
-            .iter()
-            .map(|e| {
-                (
-                    e.full_xid.load(Ordering::Acquire),
-                    e.lowest.load(Ordering::Relaxed),
-                )
-            })
-            .filter(|&(x, _)| x != 0)
-            .partition(|&(x, _)| in_progress(x))
-    };
+        for e in holds(h) {
+            let x = e.full_xid.load(Ordering::Acquire);
+            if x == 0 {
+                continue;
+            }
+            if in_progress(x) {
+                live.push((x, e.lowest.load(Ordering::Relaxed)));
+            } else {
+                any_ended = true;
+            }
+        }
+    }
     // SAFETY: a plain read of the shared recovery state.
-    if !ended.is_empty() && !unsafe { pg_sys::RecoveryInProgress() } {
+    if any_ended && !unsafe { pg_sys::RecoveryInProgress() } {
         let _lock = LOCK.exclusive();
         reclaim(h);
     }
