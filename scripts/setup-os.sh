@@ -15,6 +15,9 @@ pkgs=(
   libpq-dev                                                       # diesel's PostgreSQL backend links libpq (crate feature diesel)
   openjdk-17-jdk-headless libpostgresql-jdbc-java                 # the JDBC recipe: javac and pgjdbc, no build tool
   ca-certificates curl git make
+  libzstd-dev liblz4-dev libcurl4-openssl-dev libkrb5-dev       # building Citus from source for the Citus tests
+  libxml2-dev libxslt1-dev libselinux1-dev libpam0g-dev          #   (scripts/setup-citus.sh, tests/citus/)
+  libssl-dev libicu-dev
 )
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }

@@ -7,7 +7,8 @@
 #         docs; lint, the pure core's unit, property and fuzz tests, the C declarations; per major one
 #         build (cargo profile test-build, installed the way a package manager installs), the
 #         schema check on the SQL that build generated, the pg_regress suite and the integration
-#         tests (the quick tier at small sizes, without the tests marked `full`);
+#         tests (the quick tier at small sizes, without the tests marked `full`); the Citus tests
+#         (a coordinator and two workers: on 17 in the quick tier, 16-18 in the full one);
 #   quick: clippy of the extension on the newest major, the #[pg_test]s on the oldest and the
 #         newest; the packages tested once per install layout (the .deb on 15, the tarball on the
 #         newest other major), in a private copy of the install; the client recipes against the
@@ -55,6 +56,12 @@ layout_majors=$(echo $layout_majors)
 clippy_majors=$newest # every major builds below; the lints on the newest (full: every major)
 if [ "$tier" = full ]; then edge_majors=$majors layout_majors=$majors clippy_majors=$majors; fi
 in_list() { [[ " $2 " == *" $1 "* ]]; }
+# the Citus suite (tests/citus/): on every major Citus supports (16-18) in the full tier, on 17 in
+# the quick one (or the newest of those under test when 17 is not)
+citus_majors=$(for m in $majors; do in_list "$m" "$CITUS_MAJORS" && echo "$m"; done | xargs)
+if [ "$tier" = quick ] && [ -n "$citus_majors" ]; then
+  citus_majors=$(in_list 17 "$citus_majors" && echo 17 || echo "${citus_majors##* }")
+fi
 
 results=$log_dir/results # one line a step: "ok|FAILED TESTS SECONDS NAME", from every process
 : >"$results"
@@ -97,6 +104,8 @@ tests_of() { # tests_of MAJOR: what runs against the installed build of one majo
   in_list "$major" "$layout_majors" && step "package pg$major" scripts/package-test.sh "$major"
   step "pg_regress pg$major" scripts/regress.sh "$major"
   step "integration pg$major" scripts/integration.sh "$major"
+  # a coordinator and two workers with Citus (16-18): the newest of those in the quick tier
+  in_list "$major" "$citus_majors" && step "citus pg$major" scripts/citus.sh "$major"
   if [ "$tier" = full ] || [ "$major" = "$newest" ]; then
     step "clients pg$major" scripts/clients.sh "$major"
   else
@@ -180,7 +189,7 @@ echo
 echo "slowest steps:"
 sort -k3,3rn "$results" | head -8 | awk '{t=$3; $1=$2=$3=""; sub(/^ +/, ""); printf "  %4d s  %s\n", t, $0}'
 echo "slowest tests (pytest):"
-for log in "$log_dir"/integration_pg*.log "$log_dir"/clients*_pg*.log; do
+for log in "$log_dir"/integration_pg*.log "$log_dir"/citus_pg*.log "$log_dir"/clients*_pg*.log; do
   [ -f "$log" ] || continue
   major=$(basename "$log" .log | sed 's/.*_pg//')
   grep -E '^[0-9.]+s (call|setup|teardown) ' "$log" | sed "s/\$/ (pg$major)/"
