@@ -146,6 +146,163 @@ BEGIN
 END
 $fn$;
 
+-- == the readers: the watermark refuses REPEATABLE READ, hlculid_read_watermark, hlculid_read_below ==
+-- hlculid_watermark and hlculid_read are replaced in place (OIDs, grants, comments kept).
+-- The readers (0.4.0; as CREATE OR REPLACE since 0.5.0, so that the install script, through
+-- src/horizons.rs after horizons.sql, and the 0.4.0 -> 0.5.0 upgrade script, which keeps OIDs and
+-- grants, share one text): the watermark across publishers, and the helpers that take a bound in
+-- one statement and read below it in the next. Objects outside the extension are
+-- schema-qualified; the extension's own through @extschema@.
+
+-- The smallest horizon of the publishers named (NULL: every row, and this server's own live
+-- horizon when it makes ids). NULL, never a value too high, while a named publisher has no row
+-- or a subscription of this database has a table not yet synchronised. An error under
+-- REPEATABLE READ (0.5.0): the transaction's snapshot predates the rows and the live horizon it
+-- reads, as for hlculid_horizon().
+CREATE OR REPLACE FUNCTION hlculid_watermark(publishers int4[] DEFAULT NULL)
+RETURNS @extschema@.hlculid
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    own int4;
+    live @extschema@.hlculid;
+    result @extschema@.hlculid;
+    missing int4;
+BEGIN
+    IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+        RAISE EXCEPTION 'hlculid_watermark() cannot be used in a REPEATABLE READ or SERIALIZABLE transaction'
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'Its snapshot was taken before the watermark: events that arrive in between are below the watermark but not in the snapshot.',
+                  HINT = 'Take the watermark before BEGIN, in its own statement, and read below it in the transaction; or call hlculid_read_watermark().';
+    END IF;
+    IF $1 IS NOT NULL AND (array_position($1, NULL) IS NOT NULL) THEN
+        RAISE EXCEPTION 'hlculid_watermark cannot take a NULL publisher id'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF $1 IS NOT NULL AND EXISTS (SELECT 1 FROM unnest($1) p WHERE p < 0 OR p > 65535) THEN
+        RAISE EXCEPTION 'publisher id % is out of range',
+            (SELECT p FROM unnest($1) p WHERE p < 0 OR p > 65535 LIMIT 1)
+            USING ERRCODE = 'numeric_value_out_of_range',
+                  DETAIL = 'A publisher id is 0 to 65535.';
+    END IF;
+    -- A table still copying its initial data may lack events below a horizon row that arrived.
+    IF EXISTS (SELECT 1 FROM pg_subscription_rel r JOIN pg_subscription s ON s.oid = r.srsubid
+               JOIN pg_database d ON d.oid = s.subdbid
+               WHERE d.datname = current_database() AND r.srsubstate <> 'r') THEN
+        RETURN NULL;
+    END IF;
+    -- This server's own ids: its live horizon, when it makes ids.
+    IF current_setting('hlculid.publisher_id', true) IS NOT NULL AND NOT pg_is_in_recovery() THEN
+        own := (SELECT c.publisher FROM @extschema@.hlculid_clock() c);
+        live := @extschema@.hlculid_horizon();
+    END IF;
+    IF $1 IS NULL THEN
+        SELECT @extschema@.min(h.horizon) INTO result FROM @extschema@.hlculid_horizons h
+        WHERE own IS NULL OR h.publisher <> own;
+        IF live IS NOT NULL AND (result IS NULL OR live OPERATOR(@extschema@.<) result) THEN
+            result := live;
+        END IF;
+        RETURN result;
+    END IF;
+    SELECT count(*) INTO missing FROM (SELECT DISTINCT p FROM unnest($1) p) n
+    WHERE (own IS NULL OR n.p <> own)
+      AND NOT EXISTS (SELECT 1 FROM @extschema@.hlculid_horizons h WHERE h.publisher = n.p);
+    IF missing > 0 OR cardinality($1) = 0 THEN
+        RETURN NULL;
+    END IF;
+    SELECT @extschema@.min(h.horizon) INTO result FROM @extschema@.hlculid_horizons h
+    WHERE h.publisher = ANY ($1) AND (own IS NULL OR h.publisher <> own);
+    IF own = ANY ($1) AND (result IS NULL OR live OPERATOR(@extschema@.<) result) THEN
+        result := live;
+    END IF;
+    RETURN result;
+END
+$fn$;
+
+-- Reads the next rows after `after` below `below`, by index, with a snapshot taken after the
+-- call began (its own statement, READ COMMITTED): a bound the caller took before the call (its
+-- arguments are evaluated first) vouches for every row below it. The one place that checks the
+-- table and the column for the readers below. NULL `below` (a watermark not yet known): no rows.
+CREATE FUNCTION hlculid_read_below(table_row anyelement, after @extschema@.hlculid,
+                                   below @extschema@.hlculid, max_rows int4 DEFAULT 1000,
+                                   id_column name DEFAULT 'id')
+RETURNS SETOF anyelement
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    rel regclass;
+    col_type regtype;
+BEGIN
+    SELECT t.typrelid::regclass INTO rel FROM pg_catalog.pg_type t
+    WHERE t.oid = pg_catalog.pg_typeof($1) AND t.typrelid <> 0;
+    IF rel IS NULL THEN
+        RAISE EXCEPTION 'hlculid_read needs a row of the table to read, not a value of type %', pg_catalog.pg_typeof($1)
+            USING ERRCODE = 'wrong_object_type',
+                  HINT = 'Pass NULL cast to the table''s row type: hlculid_read(NULL::events, $last).';
+    END IF;
+    IF $4 IS NULL OR $4 < 1 THEN
+        RAISE EXCEPTION 'hlculid_read cannot read % rows', coalesce($4::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'max_rows is 1 or more.';
+    END IF;
+    SELECT a.atttypid::regtype INTO col_type FROM pg_catalog.pg_attribute a
+    WHERE a.attrelid = rel AND a.attname = $5 AND a.attnum > 0 AND NOT a.attisdropped;
+    IF col_type IS NULL THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', $5, rel
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF col_type <> '@extschema@.hlculid'::regtype THEN
+        RAISE EXCEPTION 'column "%" of relation % is of type %, not hlculid', $5, rel, col_type
+            USING ERRCODE = 'datatype_mismatch';
+    END IF;
+    RETURN QUERY EXECUTE pg_catalog.format(
+        'SELECT * FROM %s t WHERE ($1 IS NULL OR t.%I OPERATOR(@extschema@.>) $1) AND t.%I OPERATOR(@extschema@.<) $2 ORDER BY t.%I USING OPERATOR(@extschema@.<) LIMIT $3',
+        rel, $5, $5, $5)
+    USING $2, $3, $4;
+END
+$fn$;
+
+-- The next rows after `after`, below this server's horizon: the horizon in one statement, the
+-- read in the next.
+CREATE OR REPLACE FUNCTION hlculid_read(table_row anyelement, after @extschema@.hlculid,
+                                        max_rows int4 DEFAULT 1000, id_column name DEFAULT 'id')
+RETURNS SETOF anyelement
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    h @extschema@.hlculid;
+BEGIN
+    h := @extschema@.hlculid_horizon();
+    RETURN QUERY SELECT * FROM @extschema@.hlculid_read_below($1, $2, h, $3, $4);
+END
+$fn$;
+
+-- The next rows after `after`, below the watermark of `publishers` (NULL: every row, and this
+-- server's own): the watermark in one statement, the read in the next. No rows while the
+-- watermark is NULL. Works on a standby, where the replicated rows vouch for the events.
+CREATE FUNCTION hlculid_read_watermark(table_row anyelement, after @extschema@.hlculid,
+                                       publishers int4[] DEFAULT NULL, max_rows int4 DEFAULT 1000,
+                                       id_column name DEFAULT 'id')
+RETURNS SETOF anyelement
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    w @extschema@.hlculid;
+BEGIN
+    w := @extschema@.hlculid_watermark($3);
+    RETURN QUERY SELECT * FROM @extschema@.hlculid_read_below($1, $2, w, $4, $5);
+END
+$fn$;
+
+COMMENT ON FUNCTION hlculid_watermark(int4[]) IS 'smallest horizon of the publishers (NULL: all rows and this server''s own): below it the datastore has every event it will get from them; NULL while one has no row or a table is still synchronising';
+COMMENT ON FUNCTION hlculid_read_below(anyelement, hlculid, hlculid, int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below a bound taken before the call (a horizon, a watermark), read by index with a later snapshot';
+COMMENT ON FUNCTION hlculid_read(anyelement, hlculid, int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below the horizon: a cursor reader that never misses a row';
+COMMENT ON FUNCTION hlculid_read_watermark(anyelement, hlculid, int4[], int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below the watermark of the publishers: a reader of many publishers that never misses a row';
+
 -- == who sees the holders ==
 -- Who may see what holds the horizon back (0.5.0): hlculid_horizon_holds() shows other sessions'
 -- pids and prepared transactions' xids with the ids they may have made, so, as pg_buffercache

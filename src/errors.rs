@@ -111,7 +111,7 @@ pub const CONDITIONS: &[ConditionInfo] = &[
     info(Condition::HorizonOnStandby, "55000", "object_not_in_prerequisite_state",
         "`hlculid_horizon()`, `hlculid_horizon_bigint()`, `hlculid_read()` during recovery (a standby): read below `hlculid_watermark()` there (0.4.0)"),
     info(Condition::HorizonInSnapshotTransaction, "0A000", "feature_not_supported",
-        "`hlculid_horizon()`, `hlculid_horizon_bigint()`, `hlculid_read()` in a REPEATABLE READ or SERIALIZABLE transaction: take the horizon before `BEGIN` (0.4.0); `hlculid_horizon_catch_up()` and `hlculid_publish_horizon()` too (0.5.0)"),
+        "`hlculid_horizon()`, `hlculid_horizon_bigint()`, `hlculid_read()` in a REPEATABLE READ or SERIALIZABLE transaction: take the horizon before `BEGIN` (0.4.0); `hlculid_horizon_catch_up()`, `hlculid_publish_horizon()`, `hlculid_watermark()` and `hlculid_read_watermark()` too (0.5.0)"),
     info(Condition::MaskKeyMissing, "55000", "object_not_in_prerequisite_state",
         "`hlculid_mask`, `hlculid_unmask` and the other mask functions on a server without a readable key: `hlculid.mask_key_file` not set, the file missing, unreadable, empty or readable by every user of the machine (0.5.0)"),
     info(Condition::MaskKeyInvalid, "22023", "invalid_parameter_value",

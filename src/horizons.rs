@@ -1,7 +1,7 @@
 //! The `hlculid_horizons` table and the SQL over it: `hlculid_advance_horizon`,
-//! `hlculid_publish_horizon`, `hlculid_watermark`, the holders view and the `hlculid_read`
-//! helper. Plain SQL over the horizon (src/horizon.rs), in sql/src/advance_horizon.sql and
-//! sql/src/horizons.sql.
+//! `hlculid_publish_horizon`, the holders view, `hlculid_watermark` and the readers
+//! (`hlculid_read`, `hlculid_read_watermark`, `hlculid_read_below`). Plain SQL over the horizon
+//! (src/horizon.rs), in sql/src/advance_horizon.sql, horizons.sql and readers.sql.
 
 use pgrx::prelude::*;
 
@@ -31,7 +31,13 @@ extension_sql_file!(
 );
 
 extension_sql_file!(
+    "../sql/src/readers.sql",
+    name = "hlculid_readers",
+    requires = ["hlculid_horizons"],
+);
+
+extension_sql_file!(
     "../sql/src/horizon_grants.sql",
     name = "hlculid_horizon_grants",
-    requires = ["hlculid_horizons"],
+    requires = ["hlculid_readers"],
 );

@@ -65,6 +65,9 @@ def test_the_documented_grant_sets_and_no_holds_for_public(make_cluster):
         assert c.sql("SELECT count(*) FROM hlculid_read(NULL::ev, NULL)", user="reader") == [(1,)]
         c.sql("SELECT hlculid_advance_horizon(9, hlculid_generate())", user="publisher")
         assert c.sql("SELECT hlculid_watermark(ARRAY[9]) IS NOT NULL", user="reader") == [(True,)]
+        assert c.sql("SELECT count(*) FROM hlculid_read_watermark(NULL::ev, NULL, ARRAY[9])", user="reader") == [(1,)]
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            c.sql("SELECT * FROM hlculid_read_watermark(NULL::ev, NULL, ARRAY[9])", user="nobody")
         held.rollback()
 
 

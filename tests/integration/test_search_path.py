@@ -161,6 +161,8 @@ def test_the_sql_helpers_run_nothing_a_database_owner_planted(make_cluster):
         calls = [
             "SELECT n FROM public.hlculid_read(NULL::public.ev, NULL, 5)",
             "SELECT n FROM public.hlculid_read(NULL::public.ev, NULL, 5, 'id')",
+            "SELECT n FROM public.hlculid_read_watermark(NULL::public.ev, NULL, ARRAY[8], 5, 'id')",
+            "SELECT n FROM public.hlculid_read_below(NULL::public.ev, NULL, public.hlculid_horizon(), 5)",
             "SELECT public.hlculid_horizon(), public.hlculid_horizon_bigint(), public.hlculid_horizon_catch_up()",
             "SELECT public.hlculid_publish_horizon()",
             "SELECT public.hlculid_advance_horizon(9, public.hlculid_generate())",
