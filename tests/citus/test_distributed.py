@@ -4,7 +4,6 @@ on a worker)."""
 
 import re
 
-import pytest
 from conftest import PUBLISHERS
 
 
