@@ -1,25 +1,28 @@
-//! The background worker that publishes this server's horizon: every `hlculid.horizon_interval`
-//! it writes the server's row of `hlculid_horizons` in `hlculid.horizon_database`, so a
-//! subscriber's watermark keeps moving while this server is idle, with no scheduler.
+//! The background workers that publish this server's horizon: every `hlculid.horizon_interval`
+//! the publisher writes the server's row of `hlculid_horizons` in `hlculid.horizon_database`, so
+//! a subscriber's watermark keeps moving while this server is idle, with no scheduler. A
+//! launcher (connected to no database) starts the publisher, and starts it again when it ends.
 
 use crate::settings;
-use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, SignalWakeFlags};
+use pgrx::bgworkers::{
+    BackgroundWorker, BackgroundWorkerBuilder, BackgroundWorkerStatus, DynamicBackgroundWorker,
+    SignalWakeFlags,
+};
 use pgrx::prelude::*;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub fn register() {
-    BackgroundWorkerBuilder::new("hlculid horizon publisher")
+    BackgroundWorkerBuilder::new("hlculid horizon launcher")
         .set_type("hlculid")
         .set_library("hlculid")
-        .set_function("hlculid_horizon_publisher_main")
+        .set_function("hlculid_horizon_launcher_main")
         .enable_spi_access() // starts once recovery is over: a standby publishes nothing
         .set_restart_time(Some(Duration::from_secs(5)))
         .load();
 }
 
-/// SIGTERM (pg_terminate_backend, a forced DROP DATABASE) or postmaster death. Exit code 1, so
-/// the postmaster starts the worker again after its restart time: a worker that exits with 0 is
-/// never restarted, and the row would stop moving for good. At shutdown nothing restarts anyway.
+/// SIGTERM (pg_terminate_backend, a forced DROP DATABASE) or postmaster death. Exit code 1: a
+/// launcher that exits with 0 is never restarted. At shutdown nothing restarts anyway.
 #[allow(unreachable_code)] // proc_exit is `-> !` in some majors' bindings, `-> ()` in others
 fn stop() -> ! {
     // SAFETY: ends this worker, as a FATAL would.
@@ -32,24 +35,201 @@ fn reload_config() {
     unsafe { pg_sys::ProcessConfigFile(pg_sys::GucContext::PGC_SIGHUP) };
 }
 
+/// What the publisher connects to: the database and role the settings name, by OID (the names
+/// were looked up by the launcher, and a rename in between cannot redirect the publisher).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct Target {
+    database: pg_sys::Oid,
+    role: pg_sys::Oid, // InvalidOid: the bootstrap superuser
+}
+
+impl Target {
+    fn extra(self) -> String {
+        format!("{} {}", u32::from(self.database), u32::from(self.role))
+    }
+
+    fn from_extra(extra: &str) -> Option<Target> {
+        let mut parts = extra.split(' ').map(|p| p.parse::<u32>().ok());
+        match (parts.next().flatten(), parts.next().flatten(), parts.next()) {
+            (Some(d), Some(r), None) => Some(Target {
+                database: d.into(),
+                role: r.into(),
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// Scans a shared catalog for the row whose name is `name`: by heap, as the autovacuum launcher
+/// lists pg_database, since connected to no database the catalogs' indexes cannot be opened on a
+/// cluster whose shared relcache file is not written yet.
+fn scan_shared<T, R>(
+    catalog: pg_sys::Oid,
+    name: &str,
+    row: impl Fn(&T) -> (&pg_sys::NameData, R),
+) -> Option<R> {
+    let mut found = None;
+    // SAFETY: a catalog scan inside the caller's transaction, as get_database_list() does; each
+    // tuple's struct is read while the scan holds it, and only copies leave the loop.
+    unsafe {
+        let rel = pg_sys::table_open(catalog, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+        let scan = pg_sys::table_beginscan_catalog(rel, 0, std::ptr::null_mut());
+        loop {
+            let tuple = pg_sys::heap_getnext(scan, pg_sys::ScanDirection::ForwardScanDirection);
+            if tuple.is_null() {
+                break;
+            }
+            let (row_name, value) = row(&*pg_sys::heap_tuple_get_struct::<T>(tuple));
+            if std::ffi::CStr::from_ptr(row_name.data.as_ptr()).to_bytes() == name.as_bytes() {
+                found = Some(value);
+                break;
+            }
+        }
+        pg_sys::table_endscan(scan);
+        pg_sys::table_close(rel, pg_sys::AccessShareLock as pg_sys::LOCKMODE);
+    }
+    found
+}
+
+/// The settings' database and role by OID, or the sentence to log when one cannot be used. Runs
+/// in the launcher, connected to no database: pg_database and pg_authid are shared catalogs.
+fn resolve(database: &str, role: Option<&str>) -> Result<Target, String> {
+    BackgroundWorker::transaction(|| {
+        let database = scan_shared(pg_sys::DatabaseRelationId, database, |d: &pg_sys::FormData_pg_database| {
+            (&d.datname, d.oid)
+        })
+        .ok_or_else(|| {
+            format!("database \"{database}\" named by hlculid.horizon_database does not exist; the horizon is published once it does")
+        })?;
+        let role = match role {
+            None => pg_sys::InvalidOid,
+            Some(r) => match scan_shared(
+                pg_sys::AuthIdRelationId,
+                r,
+                |a: &pg_sys::FormData_pg_authid| (&a.rolname, (a.oid, a.rolcanlogin)),
+            ) {
+                Some((oid, true)) => oid,
+                Some((_, false)) => {
+                    return Err(format!("role \"{r}\" named by hlculid.horizon_role cannot log in; the horizon is published once it can (ALTER ROLE ... LOGIN)"));
+                }
+                None => {
+                    return Err(format!("role \"{r}\" named by hlculid.horizon_role does not exist; the horizon is published once it does"));
+                }
+            },
+        };
+        Ok(Target { database, role })
+    })
+}
+
+const FIRST_RETRY: Duration = Duration::from_secs(1);
+const LAST_RETRY: Duration = Duration::from_secs(60);
+
+/// The launcher: a worker connected to no database that starts the publisher (a dynamic worker)
+/// in the database the settings name, and starts it again when it ends (terminated, its
+/// database dropped, an error), after a wait that doubles up to a minute while it keeps failing.
+/// A missing database or role is logged once, not at every retry.
 #[pg_guard]
 #[unsafe(no_mangle)]
-pub extern "C-unwind" fn hlculid_horizon_publisher_main(_arg: pg_sys::Datum) {
+pub extern "C-unwind" fn hlculid_horizon_launcher_main(_arg: pg_sys::Datum) {
     BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
-    // A worker connects to one database for its life: until one is named it only waits.
-    let db = loop {
-        if let Some(db) = settings::horizon_database() {
-            break db;
+    BackgroundWorker::connect_worker_to_spi(None, None);
+    let mut running: Option<(DynamicBackgroundWorker, Target, Instant)> = None;
+    let (mut retry, mut next_try) = (FIRST_RETRY, Instant::now());
+    let mut logged: Option<String> = None;
+    loop {
+        if let Some((worker, _, started)) = &running {
+            if matches!(worker.pid(), Err(BackgroundWorkerStatus::Stopped)) {
+                // ended: quickly again if it had run a while, later each time it keeps failing
+                retry = if started.elapsed() > LAST_RETRY {
+                    FIRST_RETRY
+                } else {
+                    (retry * 2).min(LAST_RETRY)
+                };
+                next_try = Instant::now() + retry;
+                running = None;
+            }
+        }
+        if running.is_none() && Instant::now() >= next_try {
+            if let Some(database) = settings::horizon_database() {
+                let role = settings::horizon_role();
+                match resolve(&database, role.as_deref()).and_then(|t| Ok((launch(t)?, t))) {
+                    Ok((worker, target)) => {
+                        running = Some((worker, target, Instant::now()));
+                        logged = None;
+                    }
+                    Err(problem) => {
+                        if logged.as_deref() != Some(problem.as_str()) {
+                            log!("hlculid: {problem}");
+                            logged = Some(problem);
+                        }
+                        retry = (retry * 2).min(LAST_RETRY);
+                        next_try = Instant::now() + retry;
+                    }
+                }
+            }
         }
         if !BackgroundWorker::wait_latch(Some(Duration::from_secs(1))) {
+            if let Some((worker, _, _)) = running.take() {
+                worker.terminate();
+            }
             stop();
         }
         if BackgroundWorker::sighup_received() {
             reload_config();
+            // a changed database or role: the publisher restarts on the new one, now
+            let wanted = settings::horizon_database()
+                .map(|d| resolve(&d, settings::horizon_role().as_deref()));
+            let changed = match (&running, &wanted) {
+                (Some((_, target, _)), Some(Ok(now))) => target != now,
+                (Some(_), _) => true,
+                (None, _) => false,
+            };
+            if changed {
+                log!("hlculid: hlculid.horizon_database or hlculid.horizon_role changed; the horizon publisher restarts");
+                if let Some((worker, _, _)) = running.take() {
+                    let _ = worker.terminate().wait_for_shutdown();
+                }
+            }
+            (retry, next_try) = (FIRST_RETRY, Instant::now());
         }
+    }
+}
+
+/// Starts the publisher for `target`; the error is the sentence to log.
+fn launch(target: Target) -> Result<DynamicBackgroundWorker, String> {
+    BackgroundWorkerBuilder::new("hlculid horizon publisher")
+        .set_type("hlculid")
+        .set_library("hlculid")
+        .set_function("hlculid_horizon_publisher_main")
+        .enable_spi_access()
+        .set_restart_time(None) // the launcher starts it again
+        .set_extra(&target.extra())
+        // SAFETY: this process's pid, so the postmaster tells the launcher when the worker ends.
+        .set_notify_pid(unsafe { pg_sys::MyProcPid })
+        .load_dynamic()
+        .map_err(|_| "no background worker slot is free for the horizon publisher (max_worker_processes); it is started once one is".to_string())
+}
+
+/// The publisher: connected to the launcher's database as its role, it writes this server's row
+/// every `hlculid.horizon_interval` until it is terminated or the settings change.
+#[pg_guard]
+#[unsafe(no_mangle)]
+pub extern "C-unwind" fn hlculid_horizon_publisher_main(_arg: pg_sys::Datum) {
+    BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
+    let Some(target) = Target::from_extra(BackgroundWorker::get_extra()) else {
+        stop();
     };
-    BackgroundWorker::connect_worker_to_spi(Some(&db), None);
+    // SAFETY: connects this worker once, by the OIDs the launcher resolved; a database dropped
+    // in between is a FATAL here, after which the launcher finds it missing and logs that once.
+    unsafe { pg_sys::BackgroundWorkerInitializeConnectionByOid(target.database, target.role, 0) };
     pin_session();
+    let db = BackgroundWorker::transaction(|| {
+        // SAFETY: a catalog lookup of the database this backend is connected to, in a
+        // transaction; the name is copied before the transaction's memory goes.
+        unsafe { std::ffi::CStr::from_ptr(pg_sys::get_database_name(pg_sys::MyDatabaseId)) }
+            .to_string_lossy()
+            .into_owned()
+    });
     log!("hlculid: publishing this server's horizon in database \"{db}\"");
     let mut missing_logged = false;
     loop {
@@ -66,12 +246,7 @@ pub extern "C-unwind" fn hlculid_horizon_publisher_main(_arg: pg_sys::Datum) {
             stop();
         }
         if BackgroundWorker::sighup_received() {
-            reload_config();
-            if settings::horizon_database().as_deref() != Some(db.as_str()) {
-                log!("hlculid: hlculid.horizon_database changed; the horizon publisher restarts");
-                // SAFETY: ends this worker; the postmaster starts it again after its restart time.
-                unsafe { pg_sys::proc_exit(1) };
-            }
+            reload_config(); // a changed database or role: the launcher restarts this worker
         }
     }
 }
@@ -100,9 +275,12 @@ fn pin_session() {
 }
 
 /// Writes the row through the extension's own function, in the extension's schema; false when
-/// the extension (at 0.4.0 or later) is not installed in this database. The function runs as the
-/// extension's owner, in a security-restricted operation (as VACUUM runs index functions as the
-/// table's owner), not as the bootstrap superuser the worker connects as.
+/// the extension (at 0.4.0 or later) is not installed in this database. Connected as the
+/// bootstrap superuser (no `hlculid.horizon_role`), the function runs as the extension's owner,
+/// in a security-restricted operation (as VACUUM runs index functions as the table's owner);
+/// connected as `hlculid.horizon_role`, as that role, which holds no more than its grants. The
+/// function is found in pg_proc by the extension's schema: a lookup by name (`to_regprocedure`)
+/// may be planned for every schema, and a role that is not a superuser may not look in pg_toast.
 fn publish() -> bool {
     let found = Spi::get_two::<String, pg_sys::Oid>(
         "SELECT pg_catalog.quote_ident(n.nspname::pg_catalog.text) OPERATOR(pg_catalog.||) '.hlculid_publish_horizon()', \
@@ -110,8 +288,10 @@ fn publish() -> bool {
          FROM pg_catalog.pg_extension e \
          JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) e.extnamespace \
          WHERE e.extname OPERATOR(pg_catalog.=) 'hlculid'::pg_catalog.name \
-           AND pg_catalog.to_regprocedure(pg_catalog.quote_ident(n.nspname::pg_catalog.text) \
-                   OPERATOR(pg_catalog.||) '.hlculid_publish_horizon()') IS NOT NULL",
+           AND EXISTS (SELECT FROM pg_catalog.pg_proc p \
+                       WHERE p.pronamespace OPERATOR(pg_catalog.=) e.extnamespace \
+                         AND p.proname OPERATOR(pg_catalog.=) 'hlculid_publish_horizon'::pg_catalog.name \
+                         AND p.pronargs OPERATOR(pg_catalog.=) 0::pg_catalog.int2)",
     );
     let (function, owner) = match found {
         Ok((Some(f), Some(owner))) => (f, owner),
@@ -124,7 +304,7 @@ fn publish() -> bool {
     unsafe {
         pg_sys::GetUserIdAndSecContext(&mut user, &mut context);
         pg_sys::SetUserIdAndSecContext(
-            owner,
+            if pg_sys::superuser() { owner } else { user },
             context
                 | pg_sys::SECURITY_LOCAL_USERID_CHANGE as i32
                 | pg_sys::SECURITY_RESTRICTED_OPERATION as i32,

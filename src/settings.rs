@@ -1,5 +1,5 @@
 //! Configuration: `hlculid.publisher_id`, `hlculid.max_clock_skew`, `hlculid.horizon_interval`,
-//! `hlculid.horizon_database` and `hlculid.mask_key_file`. All are set in postgresql.conf only (postmaster and sighup
+//! `hlculid.horizon_database`, `hlculid.horizon_role` and `hlculid.mask_key_file`. All are set in postgresql.conf only (postmaster and sighup
 //! contexts), so no ordinary role can change them.
 //! They exist only when hlculid is in `shared_preload_libraries`.
 
@@ -13,6 +13,7 @@ static PUBLISHER_ID: GucSetting<i32> = GucSetting::<i32>::new(-1);
 static MAX_CLOCK_SKEW_MS: GucSetting<i32> = GucSetting::<i32>::new(500);
 static HORIZON_INTERVAL_MS: GucSetting<i32> = GucSetting::<i32>::new(1000);
 static HORIZON_DATABASE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+static HORIZON_ROLE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static MASK_KEY_FILE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 
 /// What postgresql.conf said for `hlculid.publisher_id` when PostgreSQL could not use it (out of
@@ -69,6 +70,14 @@ pub fn define() {
         c"Database in which the background worker writes this server's row of hlculid_horizons (unset = never).",
         c"The database whose publication carries the events and hlculid_horizons; hlculid must be installed there.",
         &HORIZON_DATABASE,
+        GucContext::Sighup,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"hlculid.horizon_role",
+        c"Role the background worker connects as to write this server's row of hlculid_horizons (unset = the bootstrap superuser).",
+        c"A role with LOGIN and SELECT, INSERT and UPDATE on hlculid_horizons: the worker then holds no superuser rights.",
+        &HORIZON_ROLE,
         GucContext::Sighup,
         GucFlags::default(),
     );
@@ -187,6 +196,14 @@ pub fn horizon_interval_ms() -> u64 {
 /// `hlculid.horizon_database`, if set to a name.
 pub fn horizon_database() -> Option<String> {
     HORIZON_DATABASE
+        .get()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.is_empty())
+}
+
+/// `hlculid.horizon_role`, if set to a name.
+pub fn horizon_role() -> Option<String> {
+    HORIZON_ROLE
         .get()
         .map(|s| s.to_string_lossy().into_owned())
         .filter(|s| !s.is_empty())

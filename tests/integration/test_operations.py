@@ -13,14 +13,21 @@ from pgcluster import PG
 CONF = ("hlculid.publisher_id = 7", "max_prepared_transactions = 4")
 
 
-def wait_for(c, query, expected, timeout=30):
+def wait_for(c, query, expected, timeout=30, dbname="postgres"):
     deadline = time.time() + timeout
     while time.time() < deadline:
-        got = c.one(query)
+        got = c.sql(query, dbname=dbname)[0][0]
         if got == expected:
             return
         time.sleep(0.1)
-    raise AssertionError(f"{query}: {got!r}, not {expected!r} after {timeout} s")
+    raise AssertionError(f"{query}: {got!r}, not {expected!r} after {timeout} s; the log ends:\n{c.log()[-3000:]}")
+
+
+def wait_for_log(c, text, timeout=30):
+    deadline = time.time() + timeout
+    while text not in c.log():
+        assert time.time() < deadline, f"{text!r} not logged after {timeout} s: {c.log()[-2000:]}"
+        time.sleep(0.1)
 
 
 def test_a_parallel_safe_wrapper_cannot_make_ids_in_a_parallel_worker(make_cluster):
@@ -156,3 +163,46 @@ def test_the_failover_procedure_leaves_no_watermark_too_high(make_cluster):
     assert standby.one("SELECT hlculid_generate()::text") > row
     assert standby.one("SELECT hlculid_horizon()::text") > row
     standby.stop("immediate")
+
+
+def test_a_missing_or_dropped_database_is_logged_once_and_published_in_once_it_exists(make_cluster):
+    c = make_cluster("ops-missing-db", conf=CONF + ("hlculid.horizon_database = 'later'",
+                                                    "hlculid.horizon_interval = '100ms'")).start()
+    missing = 'database "later" named by hlculid.horizon_database does not exist'
+    time.sleep(5)  # the launcher has looked three times meanwhile (after 0, 2 and 4 s)
+    assert c.log().count(missing) == 1, c.log()[-3000:]
+    assert "FATAL" not in c.log()
+    c.sql("CREATE DATABASE later")
+    c.sql("CREATE EXTENSION hlculid", dbname="later")
+    wait_for(c, "SELECT count(*) FROM hlculid_horizons WHERE publisher = 7", 1, timeout=30, dbname="later")
+    # dropped under the publisher (FORCE terminates it), then made again
+    c.sql("DROP DATABASE later WITH (FORCE)")
+    deadline = time.monotonic() + 30
+    while c.log().count(missing) < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(3)
+    assert c.log().count(missing) == 2, c.log()[-3000:]
+    c.sql("CREATE DATABASE later")
+    c.sql("CREATE EXTENSION hlculid", dbname="later")
+    wait_for(c, "SELECT count(*) FROM hlculid_horizons WHERE publisher = 7", 1, timeout=90, dbname="later")
+
+
+def test_the_publisher_runs_as_the_horizon_role_without_superuser_rights(make_cluster):
+    c = make_cluster("ops-horizon-role", conf=CONF + ("hlculid.horizon_database = 'postgres'",
+                                                      "hlculid.horizon_role = 'horizon_pub'",
+                                                      "hlculid.horizon_interval = '100ms'")).start()
+    missing = 'role "horizon_pub" named by hlculid.horizon_role does not exist'
+    wait_for_log(c, missing)
+    c.sql("CREATE EXTENSION hlculid")
+    # docs/security.md's publishing role, with LOGIN
+    c.sql("CREATE ROLE horizon_pub LOGIN")
+    c.sql("GRANT SELECT, INSERT, UPDATE ON hlculid_horizons TO horizon_pub")
+    c.sql("SELECT pg_reload_conf()")
+    wait_for(c, "SELECT count(*) FROM hlculid_horizons WHERE publisher = 7", 1, timeout=30)
+    worker = "SELECT usename FROM pg_stat_activity WHERE backend_type = 'hlculid' AND datname = 'postgres'"
+    assert c.one(worker) == "horizon_pub"
+    assert c.log().count(missing) == 1
+    # its rights are its grants: without UPDATE the row stops moving, and nothing else happens
+    c.sql("REVOKE UPDATE ON hlculid_horizons FROM horizon_pub")
+    time.sleep(1)
+    assert "permission denied for table hlculid_horizons" in c.log()
