@@ -303,6 +303,661 @@ COMMENT ON FUNCTION hlculid_read_below(anyelement, hlculid, hlculid, int4, name)
 COMMENT ON FUNCTION hlculid_read(anyelement, hlculid, int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below the horizon: a cursor reader that never misses a row';
 COMMENT ON FUNCTION hlculid_read_watermark(anyelement, hlculid, int4[], int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below the watermark of the publishers: a reader of many publishers that never misses a row';
 
+-- == Citus: partition helpers plan on distributed tables; the backfill refuses them ==
+-- Both replaced in place (OIDs, grants, comments kept).
+-- Time partitions of a table keyed on an hlculid: `PARTITION BY RANGE (id)` with the bounds of
+-- periods, created ahead and retired behind. Plain PL/pgSQL with a fixed `search_path`, so a
+-- caller's path cannot change what runs: only pg_catalog and the extension's own functions,
+-- schema-qualified (`@extschema@`, substituted by CREATE EXTENSION and ALTER EXTENSION UPDATE;
+-- the extension is not relocatable).
+--
+-- - Every bound is `hlculid_min` of a time, so a time an id cannot hold (before 1970, after
+--   10889, infinite) is refused by it (22008) before anything is touched.
+-- - The grid is fixed: fixed-length periods are binned from the Unix epoch (`date_bin`), months
+--   counted from 1970-01. Re-runs from any start give the same periods.
+-- - What exists is read from the partitions' bounds, never their names
+--   (`hlculid_partition_bounds`), so partitions of another grid (0.2.0 aligned periods on their
+--   first run's start) or made by hand are recognised: only the uncovered rest is created.
+-- - Runs on a table are serialised by an advisory lock. At REPEATABLE READ the transaction's
+--   snapshot predates the lock, so the partitions are listed with `pg_partition_tree` (it scans
+--   pg_inherits with a fresh catalog snapshot) and a partition committed after the snapshot is
+--   read through `pg_get_partition_constraintdef` (relcache), not through `pg_class`.
+-- - Rows waiting in the default partition for a period being created are moved into the new
+--   partition in the same transaction (DELETE from the default, attached, so logical
+--   replication through the root sees a delete and an insert).
+
+CREATE OR REPLACE FUNCTION hlculid_partition_bounds(parent regclass,
+    OUT partition regclass, OUT is_default boolean, OUT from_id hlculid, OUT to_id hlculid)
+RETURNS SETOF record
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    key name;
+    term_re text;
+    child oid;
+    bound text;
+    m text[];
+    n bigint;
+BEGIN
+    SELECT a.attname INTO key
+    FROM pg_partitioned_table p
+    JOIN pg_attribute a ON a.attrelid = p.partrelid AND a.attnum = p.partattrs[0]
+    WHERE p.partrelid = parent AND p.partstrat = 'r' AND p.partnatts = 1
+      AND a.atttypid = '@extschema@.hlculid'::regtype;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table "%" is not partitioned by range on an hlculid column', parent::text
+            USING ERRCODE = 'wrong_object_type',
+                  HINT = 'Create it with PARTITION BY RANGE (id), where id is the hlculid key.';
+    END IF;
+    -- a bound in pg_get_partition_constraintdef's text: (key >= 'id'::...), with the operator
+    -- written OPERATOR(schema.>=) when the extension's schema is not on the search_path
+    term_re := regexp_replace('(' || quote_ident(key) || ' ', '([^[:alnum:]_ ])', E'\\\\\\1', 'g')
+        || '(?:(>=|<)|' || regexp_replace('OPERATOR(@extschema@.', '([^[:alnum:]_ ])', E'\\\\\\1', 'g')
+        || E'(>=|<)\\)) ''([^'']*)''::';
+    -- pg_partition_tree lists the children as committed now (and locks them against DROP)
+    FOR child IN SELECT t.relid FROM pg_partition_tree(parent) t WHERE t.parentrelid = parent LOOP
+        partition := child;
+        is_default := false;
+        from_id := NULL;
+        to_id := NULL;
+        SELECT pg_get_expr(c.relpartbound, c.oid) INTO bound FROM pg_class c WHERE c.oid = child;
+        IF bound = 'DEFAULT' THEN
+            is_default := true;
+        ELSIF bound IS NOT NULL THEN
+            m := regexp_match(bound,
+                E'^FOR VALUES FROM \\((MINVALUE|''[^'']*'')\\) TO \\((MAXVALUE|''[^'']*'')\\)$');
+            IF m IS NULL THEN
+                RAISE EXCEPTION 'unexpected bound of partition "%": %', child::regclass::text, bound
+                    USING ERRCODE = 'internal_error';
+            END IF;
+            IF m[1] <> 'MINVALUE' THEN
+                from_id := btrim(m[1], '''')::@extschema@.hlculid;
+            END IF;
+            IF m[2] <> 'MAXVALUE' THEN
+                to_id := btrim(m[2], '''')::@extschema@.hlculid;
+            END IF;
+        ELSE
+            -- committed after this transaction's snapshot (REPEATABLE READ): its pg_class row is
+            -- not visible to queries, its partition constraint (from the relcache) is
+            bound := pg_get_partition_constraintdef(child);
+            IF bound IS NULL OR strpos(bound, '(NOT (') > 0 THEN
+                is_default := true;
+            ELSE
+                -- a partition of a partition carries its parent's bounds too: the tightest hold
+                SELECT @extschema@.max(v[3]::@extschema@.hlculid) FILTER (WHERE coalesce(v[1], v[2]) = '>='),
+                       @extschema@.min(v[3]::@extschema@.hlculid) FILTER (WHERE coalesce(v[1], v[2]) = '<'),
+                       count(*)
+                INTO from_id, to_id, n
+                FROM regexp_matches(bound, term_re, 'g') v;
+                -- never take a constraint not understood for (MINVALUE) TO (MAXVALUE)
+                IF n = 0 AND bound <> '(' || quote_ident(key) || ' IS NOT NULL)' THEN
+                    RAISE EXCEPTION 'unexpected partition constraint of "%": %', child::regclass::text, bound
+                        USING ERRCODE = 'internal_error';
+                END IF;
+            END IF;
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION hlculid_create_partitions(
+    parent regclass, from_ts timestamptz, to_ts timestamptz, every interval DEFAULT '1 month')
+RETURNS SETOF regclass
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    -- bytes of an hlculid sort like the ids; these two stand for MINVALUE and MAXVALUE
+    bottom constant bytea := ''::bytea;
+    top constant bytea := decode(repeat('ff', 17), 'hex');
+    -- the last instant an id can hold: a period ending after it is bounded by MAXVALUE
+    last_ts constant timestamptz :=
+        @extschema@.hlculid_ts('FFFFFFFFFFFF-FFFF-FFFF-FFFFFFFFFFFF'::@extschema@.hlculid);
+    span_lo bytea;
+    span_hi bytea;
+    months int;
+    days int;
+    usecs numeric;
+    stride interval;
+    unit text;
+    mi int;
+    s timestamp;
+    e timestamp;
+    p_lo bytea[] := '{}';
+    p_hi bytea[] := '{}';
+    ex_lo bytea[];
+    ex_hi bytea[];
+    def regclass;
+    g_lo bytea[] := '{}';
+    g_hi bytea[] := '{}';
+    cursor_ bytea;
+    i int;
+    j int := 1;
+    k int;
+    nsp name;
+    rel name;
+    key name;
+    cols text;
+    t timestamp;
+    stamp text;
+    tail text;
+    pre text;
+    part name;
+    n int;
+    lo_txt text;
+    hi_txt text;
+    cond text;
+    moving boolean;
+    moved bigint;
+    moving_tab text;
+    fk record;
+    fk_name text;
+    fk_table text;
+    fk_oid oid;
+    fk_up oid;
+BEGIN
+    -- every input is checked before anything is locked or changed
+    span_lo := @extschema@.hlculid_min(from_ts)::bytea;
+    span_hi := @extschema@.hlculid_min(to_ts)::bytea;
+    months := extract(year FROM every)::int * 12 + extract(month FROM every)::int;
+    days := extract(day FROM every)::int;
+    usecs := extract(epoch FROM every - make_interval(months => months, days => days)) * 1000000;
+    IF months <> 0 AND (days <> 0 OR usecs <> 0) THEN
+        RAISE EXCEPTION 'partition interval "%" mixes months with days or smaller units', every
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use whole months (such as 3 months), or a fixed length (such as 7 days or 15 minutes).';
+    ELSIF months > 0 THEN
+        unit := 'month';
+    ELSIF months = 0 AND days::numeric * 86400000000 + usecs > 0
+          AND (days::numeric * 86400000000 + usecs) % 60000000 = 0 THEN
+        stride := make_interval(secs => ((days::numeric * 86400000000 + usecs) / 1000000)::float8);
+        unit := CASE WHEN (days::numeric * 86400000000 + usecs) % 86400000000 = 0 THEN 'day'
+                     WHEN (days::numeric * 86400000000 + usecs) % 3600000000 = 0 THEN 'hour'
+                     ELSE 'minute' END;
+    ELSE
+        RAISE EXCEPTION 'partition interval "%" is not a positive whole number of months or minutes', every
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use whole months (such as 3 months), or a fixed length (such as 7 days or 15 minutes).';
+    END IF;
+    IF to_ts <= from_ts THEN
+        RETURN;
+    END IF;
+
+    -- the periods that meet [from_ts, to_ts), on the fixed grid, in UTC
+    IF unit = 'month' THEN
+        mi := (extract(year FROM from_ts AT TIME ZONE 'UTC')::int - 1970) * 12
+              + extract(month FROM from_ts AT TIME ZONE 'UTC')::int - 1;
+        mi := mi - mi % months;
+        s := timestamp '1970-01-01' + make_interval(months => mi);
+    ELSE
+        s := date_bin(stride, from_ts AT TIME ZONE 'UTC', timestamp '1970-01-01');
+    END IF;
+    WHILE (s AT TIME ZONE 'UTC') < to_ts LOOP
+        IF cardinality(p_lo) >= 10000 THEN
+            RAISE EXCEPTION 'hlculid_create_partitions would create more than 10000 partitions'
+                USING ERRCODE = 'program_limit_exceeded',
+                      HINT = 'Use a longer interval or a shorter span.';
+        END IF;
+        IF unit = 'month' THEN
+            mi := mi + months;
+            e := timestamp '1970-01-01' + make_interval(months => mi);
+        ELSE
+            e := s + stride;
+        END IF;
+        p_lo := array_append(p_lo, @extschema@.hlculid_min(s AT TIME ZONE 'UTC')::bytea);
+        p_hi := array_append(p_hi, CASE WHEN (e AT TIME ZONE 'UTC') > last_ts THEN top
+                                        ELSE @extschema@.hlculid_min(e AT TIME ZONE 'UTC')::bytea END);
+        s := e;
+    END LOOP;
+
+    -- one run at a time per table, under a lock only roles that may change the table can take
+    -- (0.3.0's advisory lock could be held by any role)
+    EXECUTE format('LOCK TABLE ONLY %s IN SHARE UPDATE EXCLUSIVE MODE', parent);
+
+    -- what the partitions cover now (this also refuses a table not partitioned on an hlculid)
+    SELECT coalesce(array_agg(b.lo ORDER BY b.lo) FILTER (WHERE NOT b.is_default), '{}'),
+           coalesce(array_agg(b.hi ORDER BY b.lo) FILTER (WHERE NOT b.is_default), '{}'),
+           (array_agg(b.partition) FILTER (WHERE b.is_default))[1]
+    INTO ex_lo, ex_hi, def
+    FROM (SELECT x.partition, x.is_default,
+                 coalesce(x.from_id::bytea, bottom) AS lo, coalesce(x.to_id::bytea, top) AS hi
+          FROM @extschema@.hlculid_partition_bounds(parent) x) b;
+
+    -- the parts of each period no partition covers (partitions never overlap, so sorted by
+    -- their lower bound they are sorted by their upper bound too), kept if they meet the span
+    FOR i IN 1 .. cardinality(p_lo) LOOP
+        cursor_ := p_lo[i];
+        WHILE j <= cardinality(ex_lo) AND ex_hi[j] <= cursor_ LOOP
+            j := j + 1;
+        END LOOP;
+        k := j;
+        WHILE k <= cardinality(ex_lo) AND ex_lo[k] < p_hi[i] LOOP
+            IF ex_lo[k] > cursor_ AND cursor_ < span_hi AND ex_lo[k] > span_lo THEN
+                g_lo := array_append(g_lo, cursor_);
+                g_hi := array_append(g_hi, ex_lo[k]);
+            END IF;
+            cursor_ := greatest(cursor_, ex_hi[k]);
+            k := k + 1;
+        END LOOP;
+        IF cursor_ < p_hi[i] AND cursor_ < span_hi AND p_hi[i] > span_lo THEN
+            g_lo := array_append(g_lo, cursor_);
+            g_hi := array_append(g_hi, p_hi[i]);
+        END IF;
+    END LOOP;
+    IF cardinality(g_lo) = 0 THEN
+        RETURN;
+    END IF;
+
+    -- creating a partition locks the table (and its default partition) anyway: lock them first,
+    -- so that no row reaches the default partition between looking at it and creating
+    EXECUTE format('LOCK TABLE ONLY %s IN ACCESS EXCLUSIVE MODE', parent);
+    IF def IS NOT NULL THEN
+        EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', def);
+    END IF;
+    -- the name itself (pg_identify_object quotes it, and format's %I would quote it again)
+    SELECT n.nspname INTO nsp FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = parent;
+    SELECT c.relname INTO rel FROM pg_class c WHERE c.oid = parent;
+    SELECT a.attname INTO key FROM pg_partitioned_table p
+    JOIN pg_attribute a ON a.attrelid = p.partrelid AND a.attnum = p.partattrs[0]
+    WHERE p.partrelid = parent;
+
+    FOR i IN 1 .. cardinality(g_lo) LOOP
+        lo_txt := g_lo[i]::@extschema@.hlculid::text;
+        hi_txt := CASE WHEN g_hi[i] = top THEN NULL ELSE g_hi[i]::@extschema@.hlculid::text END;
+
+        -- named after the start: the period's unit, or finer where a piece starts between periods
+        t := @extschema@.hlculid_ts(g_lo[i]::@extschema@.hlculid) AT TIME ZONE 'UTC';
+        stamp := '_p' || to_char(t, CASE
+            WHEN unit = 'month' AND date_trunc('month', t) = t THEN 'YYYY_MM'
+            WHEN unit IN ('month', 'day') AND date_trunc('day', t) = t THEN 'YYYY_MM_DD'
+            WHEN unit IN ('month', 'day', 'hour') AND date_trunc('hour', t) = t THEN 'YYYY_MM_DD_HH24'
+            WHEN date_trunc('minute', t) = t THEN 'YYYY_MM_DD_HH24MI'
+            WHEN date_trunc('second', t) = t THEN 'YYYY_MM_DD_HH24MISS'
+            ELSE 'YYYY_MM_DD_HH24MISS_MS' END);
+        -- at most 63 bytes: a longer table name is cut on a character boundary and followed by
+        -- a hash of the whole name, so two long names sharing a beginning stay apart; a name
+        -- already taken (a detached partition, say) gets a number
+        n := 1;
+        LOOP
+            tail := stamp || CASE WHEN n > 1 THEN '_' || n ELSE '' END;
+            IF octet_length(rel) + octet_length(tail) <= 63 THEN
+                part := rel || tail;
+            ELSE
+                pre := left(rel, 54 - octet_length(tail));
+                WHILE octet_length(pre) > 54 - octet_length(tail) LOOP
+                    pre := left(pre, -1);
+                END LOOP;
+                part := pre || '_' || left(encode(sha256(convert_to(rel, 'UTF8')), 'hex'), 8) || tail;
+            END IF;
+            EXIT WHEN to_regclass(format('%I.%I', nsp, part)) IS NULL
+                  AND to_regtype(format('%I.%I', nsp, part)) IS NULL;
+            n := n + 1;
+        END LOOP;
+
+        -- rows already waiting in the default partition for this piece move into it
+        cond := format('%I OPERATOR(@extschema@.>=) %L::@extschema@.hlculid', key, lo_txt);
+        IF hi_txt IS NOT NULL THEN
+            cond := cond || format(' AND %I OPERATOR(@extschema@.<) %L::@extschema@.hlculid', key, hi_txt);
+        END IF;
+        moving := false;
+        IF def IS NOT NULL THEN
+            -- a column in the subquery: Citus plans no zero-column subquery of a distributed table
+            EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %s)', def, cond) INTO moving;
+        END IF;
+        IF moving THEN
+            -- A move is a delete and an insert. A foreign key that acts on delete (cascade, set
+            -- null/default) would change the referencing rows, and a deferred one would fail at
+            -- commit, after this call: such a piece is skipped, with a WARNING naming the
+            -- constraint, before anything of it changes; the other pieces are still created.
+            SELECT c.conname, c.conrelid::regclass AS referencing,
+                   CASE WHEN c.confdeltype IN ('c', 'n', 'd') THEN 'acts on delete' ELSE 'is deferred' END AS why
+            INTO fk FROM pg_constraint c
+            WHERE c.contype = 'f' AND c.confrelid IN (parent, def)
+              AND (c.confdeltype IN ('c', 'n', 'd') OR c.condeferrable)
+            ORDER BY c.confrelid <> parent, c.conname LIMIT 1;
+            IF FOUND THEN
+                RAISE WARNING 'skipped new partition "%.%": rows of default partition "%" cannot move into it', nsp, part, def::text
+                    USING DETAIL = format('Foreign key constraint "%s" of table "%s" %s; moving a row deletes and inserts it.', fk.conname, fk.referencing, fk.why),
+                          HINT = 'Move those rows out of the default partition while the constraint is dropped (see Time partitions in hlculid''s README), then run this again.';
+                CONTINUE;
+            END IF;
+            SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO cols
+            FROM pg_attribute a
+            WHERE a.attrelid = parent AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '';
+        END IF;
+
+        -- a subtransaction: a foreign key that refers to a row being moved (NO ACTION, RESTRICT)
+        -- fails the move; the piece is then skipped whole and the others are still created
+        BEGIN
+            IF moving THEN
+                -- a name of its own: a session's temp table could have any fixed one
+                moving_tab := 'hlculid_moving_' || md5(clock_timestamp()::text || random()::text);
+                EXECUTE format('CREATE TEMPORARY TABLE %I AS '
+                               'WITH d AS (DELETE FROM %s WHERE %s RETURNING *) SELECT * FROM d', moving_tab, def, cond);
+                GET DIAGNOSTICS moved = ROW_COUNT;
+            END IF;
+            EXECUTE format('CREATE TABLE %I.%I PARTITION OF %s FOR VALUES FROM (%L) TO (%s)',
+                           nsp, part, parent, lo_txt, coalesce(quote_literal(hi_txt), 'MAXVALUE'));
+            IF moving THEN
+                EXECUTE format('INSERT INTO %I.%I (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM pg_temp.%I',
+                               nsp, part, cols, cols, moving_tab);
+                EXECUTE format('DROP TABLE pg_temp.%I', moving_tab);
+                RAISE NOTICE 'moved % rows from default partition "%" into new partition "%.%"', moved, def::text, nsp, part;
+            END IF;
+        -- (RESTRICT is 23001 from PostgreSQL 18 on, 23503 before)
+        EXCEPTION WHEN foreign_key_violation OR restrict_violation THEN
+            GET STACKED DIAGNOSTICS fk_name = CONSTRAINT_NAME, fk_table = TABLE_NAME;
+            fk_oid := NULL;
+            fk_up := NULL;
+            -- the error names the partition-level clone of the user's constraint (named
+            -- differently by each major): report the constraint the user made
+            SELECT c.oid, c.conparentid INTO fk_oid, fk_up FROM pg_constraint c
+            WHERE c.conname = fk_name AND c.contype = 'f' AND c.confrelid IN (parent, def)
+            ORDER BY c.confrelid = def DESC LIMIT 1;
+            WHILE fk_up IS NOT NULL AND fk_up <> 0 LOOP
+                fk_oid := fk_up;
+                SELECT c.conparentid INTO fk_up FROM pg_constraint c WHERE c.oid = fk_oid;
+            END LOOP;
+            IF fk_oid IS NOT NULL THEN
+                SELECT c.conname, c.conrelid::regclass::text INTO fk_name, fk_table FROM pg_constraint c WHERE c.oid = fk_oid;
+            END IF;
+            RAISE WARNING 'skipped new partition "%.%": rows of default partition "%" cannot move into it', nsp, part, def::text
+                USING DETAIL = format('Foreign key constraint "%s" of table "%s" refers to rows among them; moving a row deletes and inserts it.', fk_name, fk_table),
+                      HINT = 'Move those rows out of the default partition while the constraint is dropped (see Time partitions in hlculid''s README), then run this again.';
+            CONTINUE;
+        END;
+        RETURN NEXT format('%I.%I', nsp, part)::regclass;
+    END LOOP;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION hlculid_drop_partitions(
+    parent regclass, older_than timestamptz, detach_only boolean DEFAULT false)
+RETURNS SETOF text
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    -- a time an id cannot hold (before 1970, after 10889, infinite) is refused here (22008)
+    cutoff @extschema@.hlculid := @extschema@.hlculid_min(older_than);
+    child record;
+    qualified text;
+BEGIN
+    -- one run at a time per table, under a lock only roles that may change the table can take
+    -- (0.3.0's advisory lock could be held by any role)
+    EXECUTE format('LOCK TABLE ONLY %s IN SHARE UPDATE EXCLUSIVE MODE', parent);
+    -- (this also refuses a table not partitioned on an hlculid, before anything is detached)
+    FOR child IN
+        SELECT b.partition, b.to_id FROM @extschema@.hlculid_partition_bounds(parent) b
+        WHERE NOT b.is_default AND b.to_id OPERATOR(@extschema@.<=) cutoff
+        ORDER BY b.to_id
+    LOOP
+        qualified := (pg_identify_object('pg_class'::regclass, child.partition, 0)).identity;
+        EXECUTE format('ALTER TABLE %s DETACH PARTITION %s', parent, child.partition);
+        IF NOT detach_only THEN
+            EXECUTE format('DROP TABLE %s', child.partition);
+        END IF;
+        RETURN NEXT qualified;
+    END LOOP;
+END
+$fn$;
+
+COMMENT ON FUNCTION hlculid_partition_bounds(regclass) IS 'the partitions of a table partitioned by range on an hlculid, with the ids each holds (NULL: unbounded), as the partition helpers see them';
+-- `hlculid_backfill`: fills the NULL ids of an existing table from a time column, in batches,
+-- each committed on its own, with a publisher id of the caller's (one reserved for backfills,
+-- so `hlculid_publisher(id)` tells backfilled rows from live ones).
+--
+-- - Order: ids follow (time, then the primary key, else tableoid and ctid), taken once in one
+--   snapshot at the start (the loop's cursor is materialised at the first commit).
+-- - Uniqueness within and across runs: the ids of a batch come from the extension's
+--   `hlculid_backfill_ids` (src/generate_at.rs, the rule in core's `clock::backfill_batch`): the
+--   clock's send rule, `max(last + 1, ms << 16)` with a full counter carrying into the next
+--   millisecond, stepping over the largest id of this publisher already in the table in every
+--   millisecond it enters (looked up per batch over its time span: with the id index, first
+--   whether the span holds any at all). Batches of one table are serialised by an advisory
+--   lock, so two runs at once never read the same largest id.
+-- - Locks: each batch is one UPDATE of its rows by (tableoid, ctid) and a COMMIT, so no lock
+--   outlives a batch, and ROW EXCLUSIVE never blocks other writers. A row changed by another
+--   session meanwhile (so at another ctid) is skipped, and a later pass takes it; rows inserted
+--   meanwhile with `DEFAULT hlculid_generate()` are not NULL, so they keep their live ids.
+-- - A procedure with a `SET` clause cannot commit, so the fixed `search_path` is set with
+--   `set_config(..., true)` at the start of every transaction of the run, and the caller's is set
+--   back the same way as the run's last step: the caller's transaction (a DO block or procedure
+--   that called it) goes on with its own path. The extension's own objects are
+--   schema-qualified (`@extschema@`) and the declared types are pg_catalog's.
+
+CREATE OR REPLACE PROCEDURE hlculid_backfill(tbl regclass, id_column name, ts_column name,
+    publisher int4, batch_size int4 DEFAULT 10000)
+LANGUAGE plpgsql
+AS $fn$
+DECLARE
+    caller_path pg_catalog.text;
+    kind pg_catalog."char";
+    id_type pg_catalog.oid;
+    ts_type pg_catalog.oid;
+    id_num pg_catalog.int2;
+    valid pg_catalog.text;
+    ts_expr pg_catalog.text;
+    order_key pg_catalog.text;
+    held_q pg_catalog.text;
+    busy_q pg_catalog.text;
+    has_index pg_catalog.bool;
+    citus_table pg_catalog.bool;
+    busy pg_catalog.bool := true;
+    n_null pg_catalog.int8;
+    n_out pg_catalog.int8;
+    earliest pg_catalog.text;
+    latest pg_catalog.text;
+    b record;
+    n pg_catalog.int4;
+    rv pg_catalog.oid[];
+    cv pg_catalog.tid[];
+    tsv pg_catalog.timestamptz[];
+    known_to pg_catalog.timestamptz;
+    held @extschema@.hlculid[];
+    ids @extschema@.hlculid[];
+    filled pg_catalog.int8;
+    pass_found pg_catalog.int8;
+    pass_filled pg_catalog.int8;
+    batches pg_catalog.int8 := 0;
+    total pg_catalog.int8 := 0;
+    passes pg_catalog.int4 := 0;
+    left_null pg_catalog.int8;
+
+BEGIN
+    -- the caller's search_path, set again as the run's last step
+    caller_path := pg_catalog.current_setting('search_path');
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+
+    -- every argument and the table's shape, before anything is read or changed
+    IF tbl IS NULL OR id_column IS NULL OR ts_column IS NULL OR publisher IS NULL OR batch_size IS NULL THEN
+        RAISE EXCEPTION 'argument "%" of hlculid_backfill must not be null',
+            CASE WHEN tbl IS NULL THEN 'tbl' WHEN id_column IS NULL THEN 'id_column'
+                 WHEN ts_column IS NULL THEN 'ts_column' WHEN publisher IS NULL THEN 'publisher'
+                 ELSE 'batch_size' END
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = tbl;
+    IF kind IS NULL OR kind NOT IN ('r', 'p') THEN
+        RAISE EXCEPTION '"%" is not a table', tbl::text
+            USING ERRCODE = 'wrong_object_type';
+    END IF;
+    -- Rows are found again by (tableoid, ctid), which repeat across a Citus table's shards and
+    -- nodes: such a table would get one id for rows of different shards (0.5.0: refused).
+    IF pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+        EXECUTE 'SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition WHERE logicalrelid = $1)'
+            INTO citus_table USING tbl;
+        IF citus_table THEN
+            RAISE EXCEPTION 'hlculid_backfill cannot convert table "%", which Citus manages', tbl::text
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'Backfill the table before create_distributed_table() or create_reference_table(), or after undistribute_table().';
+        END IF;
+    END IF;
+    SELECT a.atttypid, a.attnum INTO id_type, id_num FROM pg_attribute a
+    WHERE a.attrelid = tbl AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation "%" does not exist', id_column, tbl::text
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF id_type <> '@extschema@.hlculid'::regtype THEN
+        RAISE EXCEPTION 'column "%" of table "%" is of type %, not hlculid', id_column, tbl::text, format_type(id_type, NULL)
+            USING ERRCODE = 'datatype_mismatch';
+    END IF;
+    SELECT a.atttypid INTO ts_type FROM pg_attribute a
+    WHERE a.attrelid = tbl AND a.attname = ts_column AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation "%" does not exist', ts_column, tbl::text
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF ts_type NOT IN ('timestamptz'::regtype, 'timestamp'::regtype) THEN
+        RAISE EXCEPTION 'column "%" of table "%" is of type %, not timestamptz or timestamp', ts_column, tbl::text, format_type(ts_type, NULL)
+            USING ERRCODE = 'datatype_mismatch',
+                  HINT = 'Add a timestamptz column computed from it, and backfill from that.';
+    END IF;
+    IF publisher NOT BETWEEN 0 AND 65535 THEN
+        RAISE EXCEPTION 'hlculid publisher % is out of range', publisher
+            USING ERRCODE = 'numeric_value_out_of_range',
+                  DETAIL = 'The publisher field must be between 0 and 65535.';
+    END IF;
+    IF batch_size < 1 THEN
+        RAISE EXCEPTION 'hlculid_backfill cannot make batches of % rows', batch_size
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'batch_size must be at least 1.';
+    END IF;
+
+    -- a timestamp without time zone is read as UTC, so ids keep exactly the column's order
+    valid := format('extract(epoch FROM %1$I) >= 0 AND extract(epoch FROM %1$I) < 281474976710.656', ts_column);
+    ts_expr := format(CASE WHEN ts_type = 'timestamp'::regtype THEN '(t.%I AT TIME ZONE ''UTC'')' ELSE 't.%I' END, ts_column);
+    -- qualified: in the pass's query a bare name would bind to its output columns (r, c, ms,
+    -- more) in ORDER BY and to the table's in WINDOW, two different orders
+    SELECT string_agg(format('t.%I', a.attname), ', ' ORDER BY k.i) INTO order_key
+    FROM pg_index x, unnest(x.indkey::int2[]) WITH ORDINALITY k(attnum, i)
+    JOIN pg_attribute a ON a.attnum = k.attnum
+    WHERE x.indrelid = tbl AND x.indisprimary AND a.attrelid = tbl;
+    order_key := format('t.%I, ', ts_column) || coalesce(order_key, 't.tableoid, t.ctid');
+
+    -- rows that cannot get an id: refused before anything changes
+    EXECUTE format('SELECT count(*) FILTER (WHERE %1$I IS NULL),
+                           count(*) FILTER (WHERE %1$I IS NOT NULL AND NOT (%2$s)),
+                           min(%1$I) FILTER (WHERE NOT (%2$s))::text,
+                           max(%1$I) FILTER (WHERE NOT (%2$s))::text
+                    FROM %3$s WHERE %4$I IS NULL', ts_column, valid, tbl, id_column)
+        INTO n_null, n_out, earliest, latest;
+    IF n_null > 0 THEN
+        RAISE EXCEPTION 'cannot backfill % rows of table "%": their % is null', n_null, tbl::text, ts_column
+            USING ERRCODE = 'null_value_not_allowed',
+                  DETAIL = 'Each id is made from its row''s time. Nothing was changed.',
+                  HINT = 'Give those rows a time, or their ids another way, and run it again.';
+    END IF;
+    IF n_out > 0 THEN
+        RAISE EXCEPTION 'cannot backfill % rows of table "%": their % is outside hlculid''s time range', n_out, tbl::text, ts_column
+            USING ERRCODE = 'datetime_field_overflow',
+                  DETAIL = format('The earliest is %s and the latest %s; hlculid timestamps run from 1970-01-01 00:00:00+00 to 10889-08-02 05:31:50.655+00. Nothing was changed.', earliest, latest),
+                  HINT = 'Give those rows a time in the range, or their ids another way, and run it again.';
+    END IF;
+
+    -- the ids this publisher already holds in the milliseconds $1 .. $2 (the largest of each);
+    -- with an index on the ids, a batch first asks busy_q whether that span holds any at all
+    -- (stopping at the first, an index range scan), and only then held_q
+    held_q := format(
+        'SELECT coalesce(array_agg(g.mx), ''{}'') FROM (
+             SELECT @extschema@.max(t.%1$I) AS mx FROM %2$s t
+             WHERE t.%1$I OPERATOR(@extschema@.>=) @extschema@.hlculid_min($1)
+               AND t.%1$I OPERATOR(@extschema@.<=) @extschema@.hlculid_max($2)
+               AND @extschema@.hlculid_publisher(t.%1$I) = $3
+             GROUP BY @extschema@.hlculid_ts(t.%1$I)) g', id_column, tbl);
+    busy_q := format(
+        'SELECT EXISTS (SELECT 1 FROM %2$s t
+             WHERE t.%1$I OPERATOR(@extschema@.>=) @extschema@.hlculid_min($1)
+               AND t.%1$I OPERATOR(@extschema@.<=) @extschema@.hlculid_max($2)
+               AND @extschema@.hlculid_publisher(t.%1$I) = $3)', id_column, tbl);
+    has_index := EXISTS (
+        SELECT FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_am am ON am.oid = i.relam
+        WHERE x.indrelid = tbl AND x.indkey[0] = id_num AND am.amname = 'btree'
+          AND x.indpred IS NULL AND x.indisvalid);
+
+    -- outside a transaction block this ends the checks' transaction; inside one it fails
+    -- (2D000) before anything has changed
+    COMMIT;
+    caller_path := pg_catalog.current_setting('search_path');
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+
+    -- passes (at most 3) until one fills every row it found: a row another session changed
+    -- during a pass (so at another ctid) is left for the next one
+    LOOP
+        passes := passes + 1;
+        pass_found := 0;
+        pass_filled := 0;
+        n := 0;
+        -- the rows in order, `more` false on the last; the cursor is kept (materialised) at
+        -- the first COMMIT, so the order is the one of this pass's snapshot
+        FOR b IN EXECUTE format(
+            'SELECT t.tableoid AS r, t.ctid AS c, %1$s AS ts, lead(true, 1, false) OVER w AS more
+             FROM %2$s t WHERE t.%3$I IS NULL AND %4$s
+             WINDOW w AS (ORDER BY %5$s) ORDER BY %5$s', ts_expr, tbl, id_column, valid, order_key)
+        LOOP
+            n := n + 1;
+            rv[n] := b.r;
+            cv[n] := b.c;
+            tsv[n] := b.ts;
+            CONTINUE WHEN n < batch_size AND b.more;
+
+            PERFORM pg_advisory_xact_lock(hashtext('hlculid_backfill'), tbl::oid::int4);
+            -- the ids, from the extension's clock rule (hlculid_backfill_ids), above the ones
+            -- this publisher holds in each millisecond they land in: known for the batch's span
+            -- first, and again up to where the ids end whenever a full counter carried them
+            -- past it, until they end within what is known
+            known_to := tsv[n];
+            LOOP
+                IF has_index THEN
+                    EXECUTE busy_q INTO STRICT busy USING tsv[1], known_to, publisher;
+                END IF;
+                IF has_index AND NOT busy THEN
+                    held := '{}';
+                ELSE
+                    EXECUTE held_q INTO STRICT held USING tsv[1], known_to, publisher;
+                END IF;
+                ids := ARRAY(SELECT u.id FROM @extschema@.hlculid_backfill_ids(tsv, publisher, held) WITH ORDINALITY u(id, i) ORDER BY u.i);
+                EXIT WHEN ids[n] OPERATOR(@extschema@.<=) @extschema@.hlculid_max(known_to);
+                known_to := @extschema@.hlculid_ts(ids[n]);
+            END LOOP;
+            EXECUTE format(
+                'UPDATE %1$s t SET %2$I = u.id
+                 FROM (SELECT * FROM unnest($1, $2, $3) u(r, c, id) ORDER BY 1, 2) u
+                 WHERE t.tableoid = u.r AND t.ctid = u.c AND t.%2$I IS NULL', tbl, id_column)
+                USING rv, cv, ids;
+            GET DIAGNOSTICS filled = ROW_COUNT;
+            pass_found := pass_found + n;
+            pass_filled := pass_filled + filled;
+            batches := batches + 1;
+            n := 0;
+            rv := '{}';
+            cv := '{}';
+            tsv := '{}';
+            COMMIT;
+            caller_path := pg_catalog.current_setting('search_path');
+            PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+        END LOOP;
+        total := total + pass_filled;
+        EXIT WHEN pass_filled = pass_found OR passes = 3;
+    END LOOP;
+    RAISE NOTICE 'hlculid_backfill filled % rows of table "%" in % batches', total, tbl::text, batches;
+    IF pass_filled < pass_found THEN
+        EXECUTE format('SELECT count(*) FROM %s t WHERE t.%I IS NULL AND %s', tbl, id_column, valid) INTO left_null;
+        IF left_null > 0 THEN
+            RAISE WARNING '% rows of table "%" still have no id: other sessions changed them during each of % passes', left_null, tbl::text, passes
+                USING HINT = 'Run hlculid_backfill again when they are left alone.';
+        END IF;
+    END IF;
+    -- the pinned path ends with the run: the caller's transaction goes on with its own
+    PERFORM pg_catalog.set_config('search_path', caller_path, true);
+END
+$fn$;
+
+COMMENT ON FUNCTION hlculid_backfill_ids(timestamptz[], integer, hlculid[]) IS 'the ids of one batch of a backfill: for times in ascending order, increasing, each in its time''s millisecond (unless a full counter carried), of the given publisher, above the given ids of that publisher in each millisecond';
+
 -- == who sees the holders ==
 -- Who may see what holds the horizon back (0.5.0): hlculid_horizon_holds() shows other sessions'
 -- pids and prepared transactions' xids with the ids they may have made, so, as pg_buffercache

@@ -12,6 +12,14 @@ CREATE TYPE hlculid; -- shell, completed below once its I/O functions exist
 /* </end connected objects> */
 
 /* <begin connected objects> */
+
+CREATE  FUNCTION "hlculid_generate_bigint"() RETURNS bigint /* i64 */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 -- requires:
 --   hlculid_shell
 
@@ -19,6 +27,15 @@ CREATE TYPE hlculid; -- shell, completed below once its I/O functions exist
 CREATE FUNCTION hlculid_out(v hlculid) RETURNS cstring
     IMMUTABLE STRICT PARALLEL SAFE
     LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_out_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+
+CREATE FUNCTION hlculid_bigint_decode(id bigint,
+    OUT ts timestamptz, OUT counter int4, OUT publisher int4)
+RETURNS record
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -32,23 +49,6 @@ CREATE FUNCTION hlculid_recv("internal" internal) RETURNS hlculid
 CREATE FUNCTION hlculid_send(v hlculid) RETURNS bytea
     IMMUTABLE STRICT PARALLEL SAFE
     LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_send_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-
-CREATE FUNCTION hlculid_bigint_decode(id bigint,
-    OUT ts timestamptz, OUT counter int4, OUT publisher int4)
-RETURNS record
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-
-CREATE  FUNCTION "hlculid_generate_bigint"() RETURNS bigint /* i64 */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -178,6 +178,46 @@ CREATE TYPE hlculid (
     STORAGE = plain
 );
 COMMENT ON TYPE hlculid IS '128-bit time-ordered id: 48-bit Unix ms, 16-bit hybrid logical clock counter, 16-bit publisher, 48 random bits';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
+    STRICT VOLATILE PARALLEL RESTRICTED
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_from_uuid_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_generate() RETURNS hlculid
+    STRICT VOLATILE PARALLEL RESTRICTED
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_to_ulid_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -482,7 +522,8 @@ BEGIN
         END IF;
         moving := false;
         IF def IS NOT NULL THEN
-            EXECUTE format('SELECT EXISTS (SELECT FROM %s WHERE %s)', def, cond) INTO moving;
+            -- a column in the subquery: Citus plans no zero-column subquery of a distributed table
+            EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %s)', def, cond) INTO moving;
         END IF;
         IF moving THEN
             -- A move is a delete and an insert. A foreign key that acts on delete (cascade, set
@@ -644,69 +685,40 @@ LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_cmp_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_from_uuid_wrapper';
+-- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
-    STRICT VOLATILE PARALLEL RESTRICTED
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_to_ulid_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_generate() RETURNS hlculid
-    STRICT VOLATILE PARALLEL RESTRICTED
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid, /* Option < Hlculid > */
-	"allow_future" bool /* Option < bool > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_uuidv7"(
-	"u" uuid /* pgrx :: Uuid */
-) RETURNS hlculid /* Hlculid */
+CREATE  FUNCTION "hlculid_eq_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_eq_uuid_wrapper';
+
+CREATE OPERATOR = (
+	PROCEDURE="hlculid_eq_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = =,
+	NEGATOR = <>,
+	RESTRICT = eqsel,
+	JOIN = eqjoinsel
+);
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
+CREATE  FUNCTION "hlculid_generate_at"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS hlculid /* Hlculid */
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -720,14 +732,12 @@ AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
+CREATE  FUNCTION "hlculid_counter"(
+	"id" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
+AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -743,12 +753,53 @@ AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash"(
-	"v" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
+CREATE  FUNCTION "hlculid_from_bytea"(
+	"b" bytea /* & [u8] */
+) RETURNS hlculid /* Hlculid */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid, /* Option < Hlculid > */
+	"allow_future" bool /* Option < bool > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_gt_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_gt_uuid_wrapper';
+
+CREATE OPERATOR > (
+	PROCEDURE="hlculid_gt_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = <,
+	NEGATOR = <=,
+	RESTRICT = scalargtsel,
+	JOIN = scalargtjoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
+	"pid" INT,  /* Option < i32 > */
+	"transaction" bigint,  /* Option < i64 > */
+	"holds_at" hlculid  /* Hlculid */
+)
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -771,12 +822,37 @@ REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bytea"(
-	"b" bytea /* & [u8] */
+CREATE  FUNCTION "hlculid_hash"(
+	"v" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_bigint"(
+	"id" bigint /* i64 */
 ) RETURNS hlculid /* Hlculid */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_uuidv7"(
+	"u" uuid /* pgrx :: Uuid */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -834,6 +910,7 @@ DECLARE
     held_q pg_catalog.text;
     busy_q pg_catalog.text;
     has_index pg_catalog.bool;
+    citus_table pg_catalog.bool;
     busy pg_catalog.bool := true;
     n_null pg_catalog.int8;
     n_out pg_catalog.int8;
@@ -872,6 +949,17 @@ BEGIN
     IF kind IS NULL OR kind NOT IN ('r', 'p') THEN
         RAISE EXCEPTION '"%" is not a table', tbl::text
             USING ERRCODE = 'wrong_object_type';
+    END IF;
+    -- Rows are found again by (tableoid, ctid), which repeat across a Citus table's shards and
+    -- nodes: such a table would get one id for rows of different shards (0.5.0: refused).
+    IF pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+        EXECUTE 'SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition WHERE logicalrelid = $1)'
+            INTO citus_table USING tbl;
+        IF citus_table THEN
+            RAISE EXCEPTION 'hlculid_backfill cannot convert table "%", which Citus manages', tbl::text
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'Backfill the table before create_distributed_table() or create_reference_table(), or after undistribute_table().';
+        END IF;
     END IF;
     SELECT a.atttypid, a.attnum INTO id_type, id_num FROM pg_attribute a
     WHERE a.attrelid = tbl AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped;
@@ -947,7 +1035,7 @@ BEGIN
                AND @extschema@.hlculid_publisher(t.%1$I) = $3
              GROUP BY @extschema@.hlculid_ts(t.%1$I)) g', id_column, tbl);
     busy_q := format(
-        'SELECT EXISTS (SELECT FROM %2$s t
+        'SELECT EXISTS (SELECT 1 FROM %2$s t
              WHERE t.%1$I OPERATOR(@extschema@.>=) @extschema@.hlculid_min($1)
                AND t.%1$I OPERATOR(@extschema@.<=) @extschema@.hlculid_max($2)
                AND @extschema@.hlculid_publisher(t.%1$I) = $3)', id_column, tbl);
@@ -1038,61 +1126,10 @@ COMMENT ON FUNCTION hlculid_backfill_ids(timestamptz[], integer, hlculid[]) IS '
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_gt_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_gt_uuid_wrapper';
-
-CREATE OPERATOR > (
-	PROCEDURE="hlculid_gt_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = <,
-	NEGATOR = <=,
-	RESTRICT = scalargtsel,
-	JOIN = scalargtjoinsel
-);
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_counter"(
-	"id" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_eq_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_eq_uuid_wrapper';
-
-CREATE OPERATOR = (
-	PROCEDURE="hlculid_eq_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = =,
-	NEGATOR = <>,
-	RESTRICT = eqsel,
-	JOIN = eqjoinsel
-);
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_at"(
-	"ts" timestamp with time zone /* TimestampWithTimeZone */
-) RETURNS hlculid /* Hlculid */
+CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1116,34 +1153,10 @@ CREATE OPERATOR >= (
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bigint"(
-	"id" bigint /* i64 */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
-	"pid" INT,  /* Option < i32 > */
-	"transaction" bigint,  /* Option < i64 > */
-	"holds_at" hlculid  /* Hlculid */
-)
+CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */

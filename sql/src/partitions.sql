@@ -296,7 +296,8 @@ BEGIN
         END IF;
         moving := false;
         IF def IS NOT NULL THEN
-            EXECUTE format('SELECT EXISTS (SELECT FROM %s WHERE %s)', def, cond) INTO moving;
+            -- a column in the subquery: Citus plans no zero-column subquery of a distributed table
+            EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %s)', def, cond) INTO moving;
         END IF;
         IF moving THEN
             -- A move is a delete and an insert. A foreign key that acts on delete (cascade, set

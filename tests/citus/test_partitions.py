@@ -65,11 +65,6 @@ def test_create_and_drop_partitions_on_a_distributed_time_partitioned_table(citu
     co.sql("DROP TABLE p_events")
 
 
-@pytest.mark.xfail(strict=True, raises=psycopg.errors.SyntaxError,
-                   reason="hlculid_create_partitions on Citus with a DEFAULT partition: its check for rows"
-                          " waiting there, `SELECT EXISTS (SELECT FROM <default> WHERE ...)` (sql/src/partitions.sql),"
-                          " is a zero-column subquery Citus plans as an intermediate result and refuses: 'a column"
-                          " definition list is required for functions returning record'")
 def test_create_partitions_with_a_default_partition_moves_waiting_rows(citus):
     co = citus.coordinator
     co.sql("DROP TABLE IF EXISTS d_events")
