@@ -1,6 +1,7 @@
-"""The JDBC recipe (tests/clients/java/HlculidJdbc.java): Debian's pgjdbc and the machine's JDK,
-no build tool. pgjdbc speaks TCP only, so this test starts its own server listening on 127.0.0.1
-(initdb -A trust covers it); the others listen on their socket alone."""
+"""The Java client (clients/java/Hlculid.java) and the JDBC recipes that use it
+(tests/clients/java/HlculidJdbc.java): Debian's pgjdbc and the machine's JDK, no build tool.
+pgjdbc speaks TCP only, so this test starts its own server listening on 127.0.0.1 (initdb -A
+trust covers it); the others listen on their socket alone."""
 
 import os
 import shutil
@@ -12,6 +13,7 @@ import pytest
 from pgcluster import RUN_ROOT, Cluster
 
 HERE = Path(__file__).resolve().parent
+CLIENT = HERE.parents[1] / "clients" / "java" / "Hlculid.java"
 JAR = Path("/usr/share/java/postgresql.jar")  # libpostgresql-jdbc-java, scripts/setup-os.sh
 
 
@@ -37,7 +39,7 @@ def test_jdbc_recipe(tcp_server):
         # C1 only and one GC thread: a short run on a 2-core machine starts faster
         jvm = ["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"]
         r = subprocess.run([javac, *(f"-J{o}" for o in jvm), "-Xlint:all", "-Werror", "-cp", str(JAR),
-                            "-d", str(classes), str(HERE / "java" / "HlculidJdbc.java")],
+                            "-d", str(classes), str(CLIENT), str(HERE / "java" / "HlculidJdbc.java")],
                            capture_output=True, text=True)
         assert r.returncode == 0, f"javac failed:\n{r.stdout}{r.stderr}"
         url = f"jdbc:postgresql://127.0.0.1:{tcp_server.port}/postgres?user=postgres"

@@ -1,5 +1,6 @@
-// The JDBC recipe: pgjdbc (Debian's /usr/share/java/postgresql.jar) and the plain JDK, against a
-// server with hlculid (tests/clients/test_java.py compiles it with javac and runs it).
+// The JDBC recipes and the Java client (clients/java/Hlculid.java) checked against a server with
+// hlculid: pgjdbc (Debian's /usr/share/java/postgresql.jar) and the plain JDK
+// (tests/clients/test_java.py compiles both files with javac and runs this one).
 // Usage: java -cp postgresql.jar:CLASSES HlculidJdbc jdbc:postgresql://127.0.0.1:PORT/postgres?user=postgres
 // Prints "jdbc recipe: ok" at the end; any failed check exits 1 with what differed.
 
@@ -25,37 +26,6 @@ public final class HlculidJdbc {
     static final int SERVER_PUBLISHER = 50; // hlculid.publisher_id of the test server
     static final Pattern CANONICAL = Pattern.compile("[0-9A-F]{12}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}");
     static final SecureRandom RANDOM = new SecureRandom();
-
-    // -- what an application copies: ids as canonical strings or java.util.UUID --------------
-
-    /** The canonical text of the id with these 16 bytes: 48-bit ms, counter, publisher, random. */
-    static String text(UUID u) {
-        long hi = u.getMostSignificantBits(), lo = u.getLeastSignificantBits();
-        return String.format("%012X-%04X-%04X-%012X", hi >>> 16, hi & 0xFFFF, lo >>> 48, lo & 0xFFFF_FFFF_FFFFL);
-    }
-
-    /** An id from its fields (ms since 1970, 16-bit counter, 16-bit publisher, 48 random bits). */
-    static UUID id(long ms, int counter, int publisher, long random) {
-        return new UUID(ms << 16 | counter, (long) publisher << 48 | random);
-    }
-
-    static long ms(Instant t) {
-        long ms = t.toEpochMilli(); // floors: the millisecond containing t
-        if (ms < 0 || ms >= 1L << 48) {
-            throw new IllegalArgumentException("an hlculid holds times from 1970 to 10889-08-02: " + t);
-        }
-        return ms;
-    }
-
-    /** The smallest id of the millisecond containing t, as hlculid_min(t): the time, then zeros. */
-    static String minOf(Instant t) {
-        return String.format("%012X-0000-0000-000000000000", ms(t));
-    }
-
-    /** The largest id of the millisecond containing t, as hlculid_max(t): the time, then ones. */
-    static String maxOf(Instant t) {
-        return String.format("%012X-FFFF-FFFF-FFFFFFFFFFFF", ms(t));
-    }
 
     // -- checks ---------------------------------------------------------------------------------
 
@@ -114,7 +84,7 @@ public final class HlculidJdbc {
     static List<UUID> clientIds(long startMs, int publisher) {
         List<UUID> ids = new ArrayList<>(N);
         for (int i = 0; i < N; i++) {
-            ids.add(id(startMs + i / 100, i % 100, publisher, RANDOM.nextLong() & 0xFFFF_FFFF_FFFFL));
+            ids.add(Hlculid.id(startMs + i / 100, i % 100, publisher, RANDOM.nextLong() & 0xFFFF_FFFF_FFFFL));
         }
         return ids;
     }
@@ -147,15 +117,15 @@ public final class HlculidJdbc {
         }
         Instant now = Instant.now();
         // Client ids in two minute-apart bands (100 a ms, 100 ms each), both before the server's.
-        List<UUID> viaString = clientIds(ms(now.minusSeconds(600)), 51);
-        List<UUID> viaUuid = clientIds(ms(now.minusSeconds(300)), 52);
+        List<UUID> viaString = clientIds(Hlculid.ms(now.minusSeconds(600)), 51);
+        List<UUID> viaUuid = clientIds(Hlculid.ms(now.minusSeconds(300)), 52);
 
         // 1. setString batch: pgjdbc sends varchar, which the assignment cast reads as an hlculid
         c.setAutoCommit(false);
         try (PreparedStatement ps = c.prepareStatement(
                 "INSERT INTO jdbc_events (id, n, src) VALUES (?, ?, 'string')")) {
             for (int i = 0; i < N; i++) {
-                ps.setString(1, text(viaString.get(i)));
+                ps.setString(1, Hlculid.text(viaString.get(i)));
                 ps.setInt(2, i);
                 ps.addBatch();
             }
@@ -193,7 +163,7 @@ public final class HlculidJdbc {
 
         // Read back every band in key order: getString and getObject(UUID) of id::uuid agree, and
         // the server's fields of each id are the ones the client put in its bytes.
-        List<String> expectString = viaString.stream().map(HlculidJdbc::text).toList();
+        List<String> expectString = viaString.stream().map(Hlculid::text).toList();
         try (PreparedStatement ps = c.prepareStatement(
                 "SELECT id, id::uuid AS u, n, hlculid_publisher(id), hlculid_counter(id), "
                         + "(extract(epoch FROM hlculid_ts(id)) * 1000)::int8, hlculid_random(id) "
@@ -208,13 +178,13 @@ public final class HlculidJdbc {
                         UUID u = rs.getObject(2, UUID.class);
                         long hi = u.getMostSignificantBits(), lo = u.getLeastSignificantBits();
                         // one test per row, the message only on failure
-                        if (!CANONICAL.matcher(s).matches() || !s.equals(text(u)) || rs.getInt(3) != texts.size()
+                        if (!CANONICAL.matcher(s).matches() || !s.equals(Hlculid.text(u)) || rs.getInt(3) != texts.size()
                                 || rs.getInt(4) != (int) (lo >>> 48) || rs.getInt(5) != (int) (hi & 0xFFFF)
                                 || rs.getLong(6) != hi >>> 16 || rs.getLong(7) != (lo & 0xFFFF_FFFF_FFFFL)) {
                             throw new AssertionError(String.format(
                                     "%s row %d: text %s, id::uuid %s (as an id %s), n %d, "
                                             + "server's publisher %d counter %d ms %d random %d",
-                                    src, texts.size(), s, u, text(u), rs.getInt(3), rs.getInt(4), rs.getInt(5),
+                                    src, texts.size(), s, u, Hlculid.text(u), rs.getInt(3), rs.getInt(4), rs.getInt(5),
                                     rs.getLong(6), rs.getLong(7)));
                         }
                         texts.add(s);
@@ -239,7 +209,7 @@ public final class HlculidJdbc {
 
         // Ordering: the server's key order is the canonical strings' order (String.compareTo)
         List<String> all = new ArrayList<>(expectString);
-        viaUuid.forEach(u -> all.add(text(u)));
+        viaUuid.forEach(u -> all.add(Hlculid.text(u)));
         all.addAll(serverIds);
         try (PreparedStatement ps = c.prepareStatement("SELECT id FROM jdbc_events ORDER BY id")) {
             checkEq(all, strings(ps), "ORDER BY id, all bands");
@@ -257,16 +227,16 @@ public final class HlculidJdbc {
     /** java.util.UUID.compareTo compares signed longs: from publisher 32768 it disagrees with
      * the ids' order. Sort canonical strings (or compare with Long.compareUnsigned) instead. */
     static void uuidCompareToIsNotIdOrder(Connection c) throws SQLException {
-        UUID low = id(1_700_000_000_000L, 0, 1, 0), high = id(1_700_000_000_000L, 0, 0x8000, 0);
+        UUID low = Hlculid.id(1_700_000_000_000L, 0, 1, 0), high = Hlculid.id(1_700_000_000_000L, 0, 0x8000, 0);
         try (PreparedStatement ps = c.prepareStatement("SELECT ?::hlculid < ?::hlculid")) {
-            ps.setString(1, text(low));
-            ps.setString(2, text(high));
+            ps.setString(1, Hlculid.text(low));
+            ps.setString(2, Hlculid.text(high));
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 check(rs.getBoolean(1), "the server orders publisher 1 before 32768");
             }
         }
-        check(text(low).compareTo(text(high)) < 0, "canonical strings order publisher 1 first");
+        check(Hlculid.text(low).compareTo(Hlculid.text(high)) < 0, "canonical strings order publisher 1 first");
         check(low.compareTo(high) > 0, "UUID.compareTo puts publisher 32768 first (signed)");
     }
 
@@ -278,17 +248,17 @@ public final class HlculidJdbc {
         // microseconds, so .999_999_5 would reach the server as the next millisecond.)
         Instant t1 = Instant.ofEpochMilli(start + 20).plusNanos(345_000);
         Instant t2 = Instant.ofEpochMilli(start + 49).plusNanos(999_000);
-        List<String> expect = band.subList(2000, 5000).stream().map(HlculidJdbc::text).toList();
+        List<String> expect = band.subList(2000, 5000).stream().map(Hlculid::text).toList();
 
         // bounds computed in Java, equal to the server's hlculid_min/hlculid_max
-        String lo = minOf(t1), hi = maxOf(t2);
+        String lo = Hlculid.minOf(t1), hi = Hlculid.maxOf(t2);
         try (PreparedStatement ps = c.prepareStatement("SELECT hlculid_min(?)::text, hlculid_max(?)::text")) {
             ps.setObject(1, OffsetDateTime.ofInstant(t1, ZoneOffset.UTC));
             ps.setObject(2, OffsetDateTime.ofInstant(t2, ZoneOffset.UTC));
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
-                checkEq(rs.getString(1), lo, "minOf(t1) is hlculid_min(t1)");
-                checkEq(rs.getString(2), hi, "maxOf(t2) is hlculid_max(t2)");
+                checkEq(rs.getString(1), lo, "Hlculid.minOf(t1) is hlculid_min(t1)");
+                checkEq(rs.getString(2), hi, "Hlculid.maxOf(t2) is hlculid_max(t2)");
             }
         }
         String window = "SELECT id FROM jdbc_events WHERE id BETWEEN ?::hlculid AND ?::hlculid ORDER BY id";
@@ -297,12 +267,12 @@ public final class HlculidJdbc {
             ps.setString(2, hi);
             checkEq(expect, strings(ps), "window with bounds from Java");
             // the server-made ids: exactly the ones made between before and after
-            ps.setString(1, minOf(before.minusSeconds(1)));
-            ps.setString(2, maxOf(after.plusSeconds(1)));
+            ps.setString(1, Hlculid.minOf(before.minusSeconds(1)));
+            ps.setString(2, Hlculid.maxOf(after.plusSeconds(1)));
             checkEq(serverIds, strings(ps), "window over the server ids");
             // a window of one millisecond: its 100 ids
-            ps.setString(1, minOf(t1));
-            ps.setString(2, maxOf(t1));
+            ps.setString(1, Hlculid.minOf(t1));
+            ps.setString(2, Hlculid.maxOf(t1));
             checkEq(expect.subList(0, 100), strings(ps), "one-millisecond window");
         }
         // bounds from the server: SELECT hlculid_min(?), hlculid_max(?) read with getString
@@ -341,7 +311,7 @@ public final class HlculidJdbc {
         // Java's bounds refuse the times an id cannot hold, as the server does (22008)
         for (Instant bad : new Instant[] {Instant.parse("1969-12-31T23:59:59.999Z"), Instant.ofEpochMilli(1L << 48)}) {
             try {
-                minOf(bad);
+                Hlculid.minOf(bad);
                 throw new AssertionError("minOf(" + bad + ") should be refused");
             } catch (IllegalArgumentException expected) {
                 // refused
@@ -350,7 +320,7 @@ public final class HlculidJdbc {
     }
 
     static void equality(Connection c, Connection untyped, UUID u, int n) throws SQLException {
-        String s = text(u);
+        String s = Hlculid.text(u);
         // a string parameter with a cast: the canonical text, and UUID.toString()'s form
         for (String form : new String[] {s, s.toLowerCase(), u.toString()}) {
             try (PreparedStatement ps = c.prepareStatement("SELECT n FROM jdbc_events WHERE id = ?::hlculid")) {
@@ -448,7 +418,7 @@ public final class HlculidJdbc {
             ps.setLong(1, ids.get(777));
             checkEq(List.of("777"), strings(ps), "bigint id = ? with setLong");
         }
-        long lo = ms(before.minusSeconds(1)) << 21, hi = ms(after.plusSeconds(1)) << 21 | 0x1FFFFF;
+        long lo = Hlculid.bigintMinOf(before.minusSeconds(1)), hi = Hlculid.bigintMaxOf(after.plusSeconds(1));
         try (PreparedStatement ps = c.prepareStatement(
                 "SELECT hlculid_bigint_min(?), hlculid_bigint_max(?), count(*) FROM jdbc_orders "
                         + "WHERE id BETWEEN ? AND ?")) {
@@ -462,6 +432,13 @@ public final class HlculidJdbc {
                 checkEq(hi, rs.getLong(2), "bigint max bound");
                 checkEq((long) N, rs.getLong(3), "bigint window");
             }
+        }
+        // a bigint id holds times to 2109-05-15 (the server's 22008 beyond)
+        try {
+            Hlculid.bigintMinOf(Instant.ofEpochMilli(1L << 42));
+            throw new AssertionError("bigintMinOf(2109-05-15T07:35:11.104Z) should be refused");
+        } catch (IllegalArgumentException expected) {
+            // refused
         }
     }
 }
