@@ -28,7 +28,9 @@ from __future__ import annotations
 import uuid
 from typing import Union
 
-from . import BigId, Hlculid, IdText, _I64_MAX, as_hlculid, from_uuidv7, to_uuidv7
+from .bigint import _I64_MAX, BigId
+from .ids import Hlculid, IdText, as_hlculid
+from .uuidv7 import from_uuidv7, to_uuidv7
 
 __all__ = ["Mask", "siphash24"]
 
