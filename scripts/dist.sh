@@ -29,32 +29,7 @@ git archive --format=zip --prefix="$name/" -o "$out/$name.zip.tmp" "$tree"
 mv "$out/$name.zip.tmp" "$out/$name.zip"
 
 # What is in it.
-python3 - "$out/$name.zip" "$name" "$version" <<'PY'
-import json, sys, zipfile
-zpath, name, version = sys.argv[1:]
-names = zipfile.ZipFile(zpath).namelist()
-problems = []
-outside = [n for n in names if not n.startswith(name + "/")]
-if outside:
-    problems.append(f"entries outside {name}/: {outside[:5]}")
-files = {n[len(name) + 1:] for n in names if n.startswith(name + "/")}
-need = ["META.json", "hlculid.control", f"sql/hlculid--{version}.sql", "Cargo.toml", "Cargo.lock",
-        "LICENSE", "README.md", "CHANGELOG.md", "src/lib.rs", "core/Cargo.toml", "core/src/lib.rs"]
-for f in need:
-    if f not in files:
-        problems.append(f"missing {f}")
-for f in files:
-    top = f.split("/")[0]
-    if top in ("target", ".venv", ".demo", ".pgdata", "node_modules") or "/node_modules/" in f \
-            or f.endswith((".so", ".pyc", ".deb", ".tar.gz", ".zip")):
-        problems.append(f"built or local file {f}")
-meta = json.loads(zipfile.ZipFile(zpath).read(f"{name}/META.json"))
-if meta.get("version") != version:
-    problems.append(f"META.json names {meta.get('version')}, the tree is {version}")
-if problems:
-    sys.exit("dist: " + zpath + ":\n  " + "\n  ".join(problems))
-print(f"dist: {len(files)} files under {name}/", file=sys.stderr)
-PY
+python3 tools/dist_check.py "$out/$name.zip" "$name" "$version"
 check=$(mktemp -d)
 trap 'rm -rf "$check"' EXIT
 python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$out/$name.zip" "$check"

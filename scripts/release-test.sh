@@ -54,17 +54,7 @@ in_scratch_copy() { # in_scratch_copy COMMAND...: run on a throwaway copy of the
 # The checked-in README may lag (the docs are the docs engineer's); the clone is made consistent
 # first, so this test is about the scripts. scripts/check-versions.sh on the checkout is make
 # test's own step and reports the README.
-python3 - "$v" <<'PY'
-import pathlib, re, sys
-v = sys.argv[1]
-for f in [pathlib.Path("README.md")] + sorted(pathlib.Path("docs").rglob("*.md")):
-    t = f.read_text()
-    t = re.sub(r"(postgresql-(?:\d+|N|MAJOR)-hlculid_)\d+\.\d+\.\d+(-\d)", rf"\g<1>{v}\g<2>", t)
-    t = re.sub(r"(?<![\w-])hlculid-\d+\.\d+\.\d+(-pg|\.zip|\.tgz|\.tar\.gz|-py\d)", rf"hlculid-{v}\g<1>", t)
-    t = re.sub(r"(?<![\w-])hlculid-core-\d+\.\d+\.\d+\.crate", f"hlculid-core-{v}.crate", t)
-    t = re.sub(r"(?<![\w/])sql/hlculid--\d+\.\d+\.\d+\.sql", f"sql/hlculid--{v}.sql", t)
-    f.write_text(t)
-PY
+python3 tools/release_steps.py docs-name "$v"
 commit "docs name $v"
 
 # -- check-versions.sh
@@ -110,16 +100,7 @@ expect_fail "a publishable Node package without a version" "without a version" i
 # version and its lock file), so the bump below is seen to set them.
 py_had=$(ls clients/python/pyproject.toml 2>/dev/null)
 [ -n "$py_had" ] || printf '[project]\nname = "hlculid"\nversion = "%s"\n' "$v" >clients/python/pyproject.toml
-python3 - "$v" <<'PY'
-import json, sys
-v = sys.argv[1]
-for f in ("clients/node/package.json", "clients/node/package-lock.json"):
-    d = json.load(open(f))
-    d.setdefault("version", v)
-    if "" in d.get("packages", {}):
-        d["packages"][""].setdefault("version", v)
-    open(f, "w").write(json.dumps(d, indent=2) + "\n")
-PY
+python3 tools/release_steps.py client-versions "$v"
 commit "client versions"
 expect_ok "check-versions reads the clients' versions" scripts/check-versions.sh
 
@@ -154,15 +135,7 @@ if out=$(scripts/release.sh --bump "$next" 2>&1); then
   cargo metadata --locked --format-version 1 >/dev/null 2>&1 \
     && ok "Cargo.lock agrees with the manifests (cargo metadata --locked)" || bad "Cargo.lock agrees (cargo metadata --locked)"
   # the Python version, static in pyproject.toml or a __version__ behind a dynamic one
-  python3 - "$next" <<'PY' && ok "the Python package is $next" || bad "the Python package is $next"
-import pathlib, re, sys, tomllib
-nxt = sys.argv[1]
-project = tomllib.loads(pathlib.Path("clients/python/pyproject.toml").read_text()).get("project", {})
-found = [project["version"]] if "version" in project else [
-    v for f in pathlib.Path("clients/python").rglob("*.py")
-    for v in re.findall(r"^__version__\s*=\s*['\"]([^'\"]+)", f.read_text(), re.M)]
-sys.exit(not found or any(v != nxt for v in found))
-PY
+  python3 tools/release_steps.py python-version-is "$next" && ok "the Python package is $next" || bad "the Python package is $next"
   python3 -c "import json,sys; d=json.load(open('clients/node/package-lock.json')); sys.exit(not (json.load(open('clients/node/package.json'))['version'] == d['version'] == d['packages']['']['version'] == '$next'))" \
     && ok "package.json and its lock are $next" || bad "package.json and its lock are $next"
   [ "$(cat "sql/released/hlculid--$v.sql")" = "$prev_sql" ] && ok "sql/released/hlculid--$v.sql is the released script" || bad "frozen script"

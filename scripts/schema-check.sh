@@ -20,18 +20,7 @@ version=$(crate_version)
 committed=sql/hlculid--$version.sql
 mkdir -p "$RUN_ROOT"
 normalise() { # normalise FILE: the objects of a pgrx-generated script, one block each, sorted
-  "$VENV/bin/python" - "$1" <<'PY'
-import re, sys
-text = open(sys.argv[1]).read()
-blocks = re.findall(r"/\* <begin connected objects> \*/\n(.*?)/\* </end connected objects> \*/", text, re.S)
-clean = []
-for b in blocks:
-    lines = [l for l in b.splitlines() if not re.match(r"^-- (src/|hlculid::|bootstrap|requires:|finalize)", l)]
-    body = "\n".join(lines).strip()
-    if body and not body.startswith("/*\nThis file is auto generated"):
-        clean.append(body)
-print("\n\n".join(sorted(clean)))
-PY
+  "$VENV/bin/python" "$REPO/tools/schema_normalise.py" "$1"
 }
 status=0 newest= majors=$(test_majors)
 # Blessing needs one major's SQL (the check proves every major generates the same objects).
