@@ -213,8 +213,8 @@ impl Builder {
     }
 
     /// Reads the wall clock from `clock` (Unix ms; 0 for a time before the epoch) instead of the
-    /// system clock: for tests and simulations of clock steps (`core/examples/clock_scenario.rs`
-    /// drives one through a scripted clock).
+    /// system clock: for tests and simulations of clock steps
+    /// (`core/tests/fixtures/clock_scenario.rs` drives one through a scripted clock).
     pub fn clock(mut self, clock: impl Fn() -> u64 + Send + Sync + 'static) -> Builder {
         self.sources.clock = Some(Box::new(clock));
         self

@@ -26,8 +26,8 @@
 //! designed for short inputs, and the `siphasher` crate is its reference-checked Rust version.
 //!
 //! This is the interoperability specification: the Python and Node clients implement it from
-//! this text, and `tests/data/mask_vectors.json` (made by `core/examples/mask_vectors.rs`) holds
-//! the values all three must give.
+//! this text, and `tests/data/mask_vectors.json` (made by `core/tests/fixtures/mask_vectors.rs`)
+//! holds the values all three must give.
 //!
 //! ```text
 //! key K          16 bytes. SipHash keys k0 = K[0..8], k1 = K[8..16], each read little-endian

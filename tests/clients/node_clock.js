@@ -1,5 +1,5 @@
 // The Node Generator's clock, without a server (tests/clients/test_generators.py): first the
-// crate's own scenario (tests/data/clock_scenario.json, made by core/examples/clock_scenario.rs
+// crate's own scenario (tests/data/clock_scenario.json, made by core/tests/fixtures/clock_scenario.rs
 // from the crate's Generator) replayed with the same scripted clock, simulated sleep and seeded
 // random source, every id and every refusal compared; then properties on the real clock: a
 // million ids strictly increasing in a tight loop, observe refusing random uuids and ids beyond

@@ -1,6 +1,6 @@
 // The Node client's masks, without a server (tests/clients/test_masks.py): its SipHash-2-4
 // against the reference vectors of the SipHash paper, then every case of
-// tests/data/mask_vectors.json (made by core/examples/mask_vectors.rs from the crate's Mask)
+// tests/data/mask_vectors.json (made by core/tests/fixtures/mask_vectors.rs from the crate's Mask)
 // replayed both ways (and the UUIDv47 v4 facades, and UUIDv47's own vectors), then properties: round trips of random values, a wrong key, errors that
 // never show the key, a Mask that never shows it either.
 'use strict';
