@@ -65,7 +65,7 @@ const BIGINT_MAX_MS = (1n << 42n) - 1n; // 2109-05-15 07:35:11.103 UTC
 const BIGINT_COUNTER_VALUES = 1n << 11n; // ids a millisecond per publisher
 const BIGINT_MAX_PUBLISHER = 1023;
 const I64_MAX = (1n << 63n) - 1n;
-// The canonical decimal form only (tests/clients/bigint_forms.json): BigInt() alone would also
+// The canonical decimal form only (tests/data/bigint_forms.json): BigInt() alone would also
 // take white space, 0x/0o/0b prefixes and '' (as 0n).
 const DECIMAL_FORM = /^(?:0|[1-9][0-9]*)$/;
 

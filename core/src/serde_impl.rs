@@ -197,10 +197,10 @@ mod tests {
 
     #[test]
     fn bigint_json_reads_exactly_the_shared_decimal_forms() {
-        // tests/clients/bigint_forms.json: the Python and Node clients are tested against it too.
+        // tests/data/bigint_forms.json: the Python and Node clients are tested against it too.
         let path = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../tests/clients/bigint_forms.json"
+            "/../tests/data/bigint_forms.json"
         );
         let doc: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();

@@ -1,7 +1,7 @@
 // bigint ids in the Node.js recipe (clients/node/hlculid.js) against a real server: 10,000 ids made
 // by the server decoded by the client and 10,000 made by the client decoded by the server, through
 // a bigint column; the two widths from one clock; bounds at the ends of the range; JSON as decimal
-// strings; the shared list of decimal forms (bigint_forms.json). node-postgres gives int8 values
+// strings; the shared list of decimal forms (tests/data/bigint_forms.json). node-postgres gives int8 values
 // as strings (its default, kept): never a Number. Run by tests/clients/test_node.py with
 // HLCULID_TEST_* set.
 'use strict';
@@ -158,7 +158,7 @@ async function jsonCarriesStrings(client) {
 }
 
 function sharedDecimalForms() {
-  const doc = JSON.parse(fs.readFileSync(path.join(__dirname, 'bigint_forms.json'), 'utf8'));
+  const doc = JSON.parse(fs.readFileSync(path.join(__dirname, '../data/bigint_forms.json'), 'utf8'));
   assert.ok(doc.accepted.length >= 3 && doc.rejected.length >= 10);
   for (const c of doc.accepted) {
     const f = bigintFields(c.input);

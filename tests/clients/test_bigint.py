@@ -2,7 +2,7 @@
 against the server's functions: 10,000 ids made by the server decoded by the client, 10,000 made
 by the client decoded by the server, both through psycopg into a bigint column; the two widths
 from one clock; bounds at the ends of the range; JSON as decimal strings; the shared list of
-decimal forms (tests/clients/bigint_forms.json), which the crate and the Node client read too."""
+decimal forms (tests/data/bigint_forms.json), which the crate and the Node client read too."""
 
 import asyncio
 import json
@@ -18,7 +18,7 @@ from conftest import N
 from hlculid import BigId, Generator, Hlculid, json_default, register_psycopg, register_psycopg_bigint
 
 HERE = Path(__file__).resolve().parent
-FORMS = json.loads((HERE / "bigint_forms.json").read_text(encoding="utf-8"))
+FORMS = json.loads((HERE.parent / "data" / "bigint_forms.json").read_text(encoding="utf-8"))
 UTC = timezone.utc
 
 

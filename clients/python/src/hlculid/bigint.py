@@ -1,6 +1,6 @@
 """Bigint ids: BigId, the 64-bit id of a `bigint` column, [0][42-bit Unix ms][11-bit counter]
 [10-bit publisher], from the same clock as the 128-bit ids; read from an int or its canonical
-decimal string (tests/clients/bigint_forms.json), and written to JSON as that string
+decimal string (tests/data/bigint_forms.json), and written to JSON as that string
 (json_default), never as a number."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ _MS = timedelta(milliseconds=1)
 
 def _parse_decimal(text: str) -> int:
     """The value of a bigint id's decimal string, in exactly the form the crate and the Node
-    client accept (see tests/clients/bigint_forms.json): ASCII digits without sign, white space,
+    client accept (see tests/data/bigint_forms.json): ASCII digits without sign, white space,
     underscores, prefix or leading zero, so that one id has one string. int() would also take
     white space, '_', '+' and non-ASCII digits."""
     if not isinstance(text, str):
