@@ -430,72 +430,93 @@ def test_the_tarball_installs_with_the_install_pages_commands(tmp_path):
 
 
 # -- the reference against the catalog -------------------------------------------------------
+# docs/reference.md's tables against the catalog of a database with the extension, both ways:
+# every function a user calls (argument names and types, result, volatility, strictness, parallel
+# safety), operator (name, left and right types, result), operator class, aggregate and cast
+# (source, target, context, method and function) of the extension is in the reference as the
+# catalog has it, and every row of the reference exists.
 TYPE_ALIASES = {"int": "integer", "int4": "integer", "int8": "bigint", "bool": "boolean",
                 "timestamptz": "timestamp with time zone", "int4[]": "integer[]", "int[]": "integer[]",
                 "timestamptz[]": "timestamp with time zone[]", "varchar": "character varying"}
 SIGNATURE = re.compile(r"`(hlculid_\w+)\(([^`]*)\)`")
+ATTRIBUTES = re.compile(r"(immutable|stable|volatile)(, strict)?, parallel (safe|restricted|unsafe)")
+VOLATILITY = {"immutable": "i", "stable": "s", "volatile": "v"}
+PARALLEL = {"safe": "s", "restricted": "r", "unsafe": "u"}
+CONTEXT = {"explicit": "e", "assignment": "a", "implicit": "i"}
+CODE = re.compile(r"`([^`]+)`")
 
 
-def reference_functions():
-    """(name, [(arg name, type or None)], returns cell) of every function row of docs/reference.md."""
-    text = (ROOT / "docs" / "reference.md").read_text()
-    section = text[text.index("## Functions"):text.index("\n## ", text.index("## Functions") + 1)]
-    rows = []
-    for line in section.splitlines():
-        if not line.startswith("| `hlculid_") or "(view)" in line.split("|")[1]:
-            continue
+def type_name(t):
+    t = t.strip().strip("`")
+    return TYPE_ALIASES.get(t, t)
+
+
+def reference_table(text, section, first_header):
+    """The rows of the table of `## section` whose header's first cell is first_header, each a dict
+    by header (and "line": its line number)."""
+    start = text.index(f"\n## {section}\n")
+    end = text.find("\n## ", start + 1)
+    lines = text[start:end if end > 0 else len(text)].splitlines()
+    line_no = text[:start].count("\n") + 2
+    for k, line in enumerate(lines):
         cells = [c.strip() for c in line.split("|")[1:-1]]
-        for name, args in SIGNATURE.findall(cells[0]):
+        if cells and cells[0] == first_header:
+            rows = []
+            for n, row in enumerate(lines[k + 2:], start=k + 2):
+                if not row.startswith("|"):
+                    break
+                values = [c.strip() for c in row.split("|")[1:-1]]
+                rows.append({**dict(zip(cells, values)), "line": line_no + n})
+            return rows
+    raise AssertionError(f"docs/reference.md: no table with a '{first_header}' column under '## {section}'")
+
+
+def reference_functions(text):
+    """(name, [(arg name, type or None)], returns cell, attributes cell) of every function row."""
+    rows = []
+    for row in reference_table(text, "Functions", "function"):
+        if "(view)" in row["function"]:
+            continue
+        for name, args in SIGNATURE.findall(row["function"]):
             parsed = []
             for a in filter(None, (a.strip() for a in args.split(","))):
                 a = re.sub(r"\s+DEFAULT\s+.*$", "", a)
                 parts = a.split(None, 1)
                 parsed.append((parts[0], TYPE_ALIASES.get(parts[1], parts[1]) if len(parts) > 1 else None))
-            rows.append((name, parsed, cells[1]))
+            rows.append((name, parsed, row["returns"], row["attributes"]))
     return rows
 
 
-def test_the_reference_matches_the_catalog(server):
-    """Every function of the extension a user calls is in docs/reference.md with the catalog's
-    argument names and types and result type; every function there exists (issue 32)."""
-    db = "docs_reference"
-    c = server
-    c.sql(f'CREATE DATABASE "{db}"')
-    in_db(c, db, "CREATE EXTENSION hlculid")
-    with psycopg.connect(host=str(c.dir), port=c.port, user="postgres", dbname=db) as conn:
-        everything = conn.execute("""
-            SELECT p.proname, coalesce(p.proargnames[1:p.pronargs], '{}'),
-                   array(SELECT format_type(t, NULL) FROM unnest(p.proargtypes) t),
-                   p.proretset, format_type(p.prorettype, NULL), p.prokind,
-                   -- what a user calls by name (not only PostgreSQL: operators, I/O, opclasses,
-                   -- casts, aggregates' steps, estimators, planner support)
-                   p.prokind <> 'a'
-                   AND NOT EXISTS (SELECT FROM pg_operator o WHERE p.oid IN (o.oprcode, o.oprrest, o.oprjoin))
-                   AND NOT EXISTS (SELECT FROM pg_type t WHERE p.oid IN (t.typinput, t.typoutput, t.typreceive, t.typsend))
-                   AND NOT EXISTS (SELECT FROM pg_amproc a WHERE a.amproc = p.oid)
-                   AND NOT EXISTS (SELECT FROM pg_cast k WHERE k.castfunc = p.oid)
-                   AND NOT EXISTS (SELECT FROM pg_aggregate g WHERE p.oid IN (g.aggtransfn, g.aggcombinefn))
-                   AND NOT EXISTS (SELECT FROM pg_proc s WHERE s.prosupport = p.oid)
-                   AND 'internal'::regtype <> ALL (p.proargtypes) AND p.prorettype <> 'internal'::regtype
-            FROM pg_proc p JOIN pg_depend d ON d.objid = p.oid AND d.classid = 'pg_proc'::regclass
-            JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'hlculid' AND d.deptype = 'e'
-            """).fetchall()
-    catalog = [r[:6] for r in everything]
-    required = [r[:6] for r in everything if r[6]]
+def function_problems(text, everything):
+    """everything: the catalog's rows (name, arg names, arg types, retset, result type, kind,
+    volatility, strict, parallel, whether a user calls it by name)."""
+    catalog = [r[:9] for r in everything]
+    required = [r[:9] for r in everything if r[9]]
     problems = []
     documented = set()
-    for name, args, returns in reference_functions():
+    for name, args, returns, attributes in reference_functions(text):
         matches = [r for r in catalog if r[0] == name and len(r[1]) == len(args)]
         if not matches:
             problems.append(f"{name}({', '.join(a for a, _ in args)}): no such function with {len(args)} arguments")
             continue
-        _, names, types, retset, rettype, kind = matches[0]
+        _, names, types, retset, rettype, kind, volatile, strict, parallel = matches[0]
         documented.add((name, len(args)))
         for (aname, atype), cname, ctype in zip(args, names, types):
             if aname != cname:
                 problems.append(f"{name}: argument '{aname}' is '{cname}' in the catalog")
             if atype is not None and atype != ctype:
                 problems.append(f"{name}: argument {aname} is {ctype}, not {atype}")
+        if kind == "p":
+            if attributes != "—":
+                problems.append(f"{name}: a procedure's attributes are '—', not {attributes!r}")
+        else:
+            m = ATTRIBUTES.fullmatch(attributes)
+            got = (VOLATILITY[m[1]], bool(m[2]), PARALLEL[m[3]]) if m else None
+            want = (volatile, strict, parallel)
+            if got != want:
+                shown = ", ".join([{v: k for k, v in VOLATILITY.items()}[volatile]] + (["strict"] if strict else [])
+                                  + ["parallel " + {v: k for k, v in PARALLEL.items()}[parallel]])
+                problems.append(f"{name}: the catalog says '{shown}', the reference {attributes!r}")
         shown = returns.strip("`").replace("`", "")
         want = ("procedure" if kind == "p" else "table" if retset and rettype == "record"
                 else "record" if rettype == "record" else ("SETOF " if retset else "") + rettype)
@@ -507,4 +528,148 @@ def test_the_reference_matches_the_catalog(server):
     for name, names, *_ in required:
         if (name, len(names)) not in documented:
             problems.append(f"{name} ({len(names)} arguments) is not in docs/reference.md")
+    return problems
+
+
+def both_ways(what, reference, catalog):
+    """Problems for the rows of one side missing from the other (sets of tuples)."""
+    return ([f"{what} {r} is in docs/reference.md but not in the catalog" for r in sorted(reference - catalog)]
+            + [f"{what} {r} of the extension is not in docs/reference.md" for r in sorted(catalog - reference)])
+
+
+def operator_problems(text, operators, opclasses, aggregates):
+    """operators: (name, left, right, result) of the extension's operators; opclasses: (access
+    method, name); aggregates: (name, argument type)."""
+    documented = set()
+    for row in reference_table(text, "Operators and index support", "operator"):
+        for op in CODE.findall(row["operator"]):
+            documented.add((op, type_name(row["left"]), type_name(row["right"]), type_name(row["result"])))
+    problems = both_ways("operator", documented, set(operators))
+    classes, aggs = set(), set()
+    for row in reference_table(text, "Operators and index support", "operator class or aggregate"):
+        cell = row["operator class or aggregate"]
+        m = re.fullmatch(r"(\w+) `(\w+)`", cell)
+        if m:
+            classes.add((m[1], m[2]))
+        elif re.fullmatch(r"`\w+\([\w ]+\)`(, `\w+\([\w ]+\)`)*", cell):
+            aggs |= {(n, type_name(t)) for n, t in re.findall(r"`(\w+)\(([\w ]+)\)`", cell)}
+        else:
+            problems.append(f"docs/reference.md:{row['line']}: neither 'AM `opclass`' nor '`aggregate(type)`': {cell!r}")
+    return problems + both_ways("operator class", classes, set(opclasses)) + both_ways("aggregate", aggs, set(aggregates))
+
+
+def cast_problems(text, casts):
+    """casts: (source, target, context, method, function or None) of the extension's casts."""
+    documented, problems = set(), []
+    for row in reference_table(text, "Casts", "cast"):
+        where = f"docs/reference.md:{row['line']}"
+        arrow = "↔" if "↔" in row["cast"] else "→"
+        left, _, right = row["cast"].partition(arrow)
+        sources, targets = [type_name(t) for t in CODE.findall(left)], [type_name(t) for t in CODE.findall(right)]
+        context = CONTEXT.get(row["context"].split()[0] if row["context"] else "")
+        method = row["method"]
+        m = re.match(r"function `(\w+)`", method)
+        how = ("f", m[1]) if m else ("b", None) if method.startswith("binary") else (
+            ("i", None) if method.startswith("I/O") else None)
+        if not (sources and targets and context and how):
+            problems.append(f"{where}: unreadable cast row (types, context or method): {row['cast']!r}")
+            continue
+        pairs = [(s, t) for s in sources for t in targets]
+        if arrow == "↔":
+            pairs += [(t, s) for s, t in pairs]
+        documented |= {(s, t, context, *how) for s, t in pairs}
+    return problems + both_ways("cast", documented, set(casts))
+
+
+@pytest.fixture(scope="module")
+def reference_catalog(server):
+    """What the reference is checked against: the catalog of a database with the extension."""
+    db = "docs_reference"
+    server.sql(f'CREATE DATABASE "{db}"')
+    in_db(server, db, "CREATE EXTENSION hlculid")
+    own = """JOIN pg_depend d ON d.objid = {oid} AND d.classid = '{catalog}'::regclass AND d.deptype = 'e'
+             JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'hlculid'"""
+    with psycopg.connect(host=str(server.dir), port=server.port, user="postgres", dbname=db) as conn:
+        functions = conn.execute(f"""
+            SELECT p.proname, coalesce(p.proargnames[1:p.pronargs], '{{}}'),
+                   array(SELECT format_type(t, NULL) FROM unnest(p.proargtypes) t),
+                   p.proretset, format_type(p.prorettype, NULL), p.prokind::text,
+                   p.provolatile::text, p.proisstrict, p.proparallel::text,
+                   -- what a user calls by name (not only PostgreSQL: operators, I/O, opclasses,
+                   -- casts, aggregates' steps, estimators, planner support)
+                   p.prokind <> 'a'
+                   AND NOT EXISTS (SELECT FROM pg_operator o WHERE p.oid IN (o.oprcode, o.oprrest, o.oprjoin))
+                   AND NOT EXISTS (SELECT FROM pg_type t WHERE p.oid IN (t.typinput, t.typoutput, t.typreceive, t.typsend))
+                   AND NOT EXISTS (SELECT FROM pg_amproc a WHERE a.amproc = p.oid)
+                   AND NOT EXISTS (SELECT FROM pg_cast k WHERE k.castfunc = p.oid)
+                   AND NOT EXISTS (SELECT FROM pg_aggregate g WHERE p.oid IN (g.aggtransfn, g.aggcombinefn))
+                   AND NOT EXISTS (SELECT FROM pg_proc s WHERE s.prosupport = p.oid)
+                   AND 'internal'::regtype <> ALL (p.proargtypes) AND p.prorettype <> 'internal'::regtype
+            FROM pg_proc p {own.format(oid="p.oid", catalog="pg_proc")}""").fetchall()
+        operators = conn.execute(f"""
+            SELECT o.oprname, format_type(o.oprleft, NULL), format_type(o.oprright, NULL), format_type(o.oprresult, NULL)
+            FROM pg_operator o {own.format(oid="o.oid", catalog="pg_operator")}""").fetchall()
+        opclasses = conn.execute(f"""
+            SELECT a.amname, c.opcname FROM pg_opclass c JOIN pg_am a ON a.oid = c.opcmethod
+            {own.format(oid="c.oid", catalog="pg_opclass")}""").fetchall()
+        aggregates = conn.execute(f"""
+            SELECT p.proname, format_type(p.proargtypes[0], NULL) FROM pg_proc p
+            {own.format(oid="p.oid", catalog="pg_proc")} WHERE p.prokind = 'a'""").fetchall()
+        casts = conn.execute(f"""
+            SELECT format_type(k.castsource, NULL), format_type(k.casttarget, NULL), k.castcontext::text,
+                   k.castmethod::text, CASE WHEN k.castmethod = 'f' THEN k.castfunc::regproc::text END
+            FROM pg_cast k {own.format(oid="k.oid", catalog="pg_cast")}""").fetchall()
+    return {"functions": functions, "operators": operators, "opclasses": opclasses, "aggregates": aggregates,
+            "casts": casts}
+
+
+REFERENCE = ROOT / "docs" / "reference.md"
+
+
+def test_the_reference_matches_the_catalog(reference_catalog):
+    """Every function of the extension a user calls is in docs/reference.md with the catalog's
+    argument names and types, result type, volatility, strictness and parallel safety; every
+    function there exists (issue 32)."""
+    problems = function_problems(REFERENCE.read_text(), reference_catalog["functions"])
     assert not problems, "\n".join(sorted(set(problems)))
+
+
+def test_the_reference_lists_every_operator_operator_class_and_aggregate(reference_catalog):
+    c = reference_catalog
+    problems = operator_problems(REFERENCE.read_text(), c["operators"], c["opclasses"], c["aggregates"])
+    assert not problems, "\n".join(sorted(set(problems)))
+
+
+def test_the_reference_lists_every_cast(reference_catalog):
+    problems = cast_problems(REFERENCE.read_text(), reference_catalog["casts"])
+    assert not problems, "\n".join(sorted(set(problems)))
+
+
+def test_the_reference_checks_fail_on_a_wrong_reference(reference_catalog):
+    """The checks have teeth: each kind of mistake in the reference is reported."""
+    c = reference_catalog
+    text = REFERENCE.read_text()
+
+    def changed(old, new):
+        assert old in text, old
+        return text.replace(old, new, 1)
+
+    wrong = changed("| `hlculid_ts(id)` | `timestamptz` | immutable, strict, parallel safe |",
+                    "| `hlculid_ts(id)` | `timestamptz` | stable, parallel safe |")
+    assert any("hlculid_ts: the catalog says 'immutable, strict, parallel safe'" in p
+               for p in function_problems(wrong, c["functions"]))
+    wrong = changed("| `hlculid_generate()` | `hlculid` | volatile, strict, parallel restricted |",
+                    "| `hlculid_generate()` | `hlculid` | volatile, strict, parallel safe |")
+    assert any("hlculid_generate: the catalog says" in p for p in function_problems(wrong, c["functions"]))
+    wrong = changed("| `@>` | `tstzrange` | `hlculid` |", "| `@>` | `tstzrange` | `uuid` |")
+    problems = operator_problems(wrong, c["operators"], c["opclasses"], c["aggregates"])
+    assert any("('@>', 'tstzrange', 'uuid', 'boolean') is in docs/reference.md but not" in p for p in problems)
+    assert any("('@>', 'tstzrange', 'hlculid', 'boolean') of the extension is not" in p for p in problems)
+    wrong = changed("| brin `hlculid_minmax_ops` |", "| gist `hlculid_minmax_ops` |")
+    assert len(operator_problems(wrong, c["operators"], c["opclasses"], c["aggregates"])) == 2
+    wrong = changed("| `hlculid` → `bytea` | explicit | function `hlculid_to_bytea` |",
+                    "| `hlculid` → `bytea` | assignment | function `hlculid_to_bytea` |")
+    assert len(cast_problems(wrong, c["casts"])) == 2
+    wrong = changed("| `hlculid` → `uuid` | assignment | binary |", "| `hlculid` ↔ `uuid` | assignment | binary |")
+    assert cast_problems(wrong, c["casts"]) == [
+        "cast ('uuid', 'hlculid', 'a', 'b', None) is in docs/reference.md but not in the catalog"]
