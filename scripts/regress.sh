@@ -7,11 +7,15 @@ set -euo pipefail
 . "$(dirname "$0")/env.sh"
 major=$1; shift
 
-tests=(setup type io functions operators indexes casts copy generate clock bigint window worked_example partitions uuidv7 tx backfill string_params horizon)
-[ "$major" -ge 16 ] && tests+=(soft_errors)   # soft input errors (pg_input_is_valid) are PG16+
-[ "$major" -ge 17 ] && tests+=(copy_on_error) # COPY ... ON_ERROR is PG17+
-[ "$major" -ge 18 ] && tests+=(skip_scan)     # btree skip scan is PG18+
-[ "$major" -ge 18 ] && tests+=(uuidv7_pg18)   # uuidv7(), uuid_extract_version/timestamp are PG18+
+# Every tests/pg_regress/sql/*.sql: setup first (the extension, the err() helper), then the others
+# in the order of their names; a file NAME_pgNN.sql tests a feature PostgreSQL NN brought, and runs
+# on NN and later (soft_errors_pg16: pg_input_is_valid; copy_on_error_pg17; skip_scan_pg18, uuidv7_pg18).
+tests=(setup)
+while read -r t; do
+  [ "$t" = setup ] && continue
+  [[ $t =~ _pg([0-9]+)$ ]] && [ "$major" -lt "${BASH_REMATCH[1]}" ] && continue
+  tests+=("$t")
+done < <(cd "$REPO/tests/pg_regress/sql" && printf '%s\n' *.sql | sed 's/\.sql$//' | LC_ALL=C sort)
 [ $# -gt 0 ] && tests=(setup "$@")
 
 dir=$RUN_ROOT/regress-$major

@@ -1,28 +1,26 @@
 #!/usr/bin/env bash
 # make test (HLCULID_TIER=quick, the default) and make test-full (HLCULID_TIER=full), on every
-# supported PostgreSQL major (HLCULID_TEST_PG="15 18" to limit). tests/TIERS.md says what runs in
-# which tier.
-#   both: one version everywhere and the release steps dry (check-versions.sh, release.sh --check
-#         and its test in a scratch clone), META.json and make dist, the crate's package and
-#         docs; lint, the pure core's unit, property and fuzz tests, the C declarations; per major one
-#         build (cargo profile test-build, installed the way a package manager installs), the
-#         schema check on the SQL that build generated, the pg_regress suite and the integration
-#         tests (the quick tier at small sizes, without the tests marked `full`); the Citus tests
-#         (a coordinator and two workers: on 17 in the quick tier, 16-18 in the full one);
-#   quick: clippy of the extension on the newest major, the #[pg_test]s on the oldest and the
-#         newest; the packages tested once per install layout (the .deb on 15, the tarball on the
-#         newest other major), in a private copy of the install; the client recipes against the
-#         newest major, a connection smoke test against the others;
-#   full: clippy, the #[pg_test]s and the packages on every major, every client on every major, the
-#         soak, fault and cluster tests, 1M-row runs, the long fuzz, the benchmarks at small sizes.
+# supported PostgreSQL major (HLCULID_TEST_PG="15 18" to limit). What runs, in which tier, on which
+# majors and in which order is one table, tools/matrix.py's STEPS (tests/TIERS.md shows it): this
+# script takes its plan (tools/matrix.py --plan) and runs it: the steps `first`, then the builds
+# major by major, each major's `suite` steps in the background as soon as its build is installed
+# (HLCULID_TEST_RUNNERS runners), the `after` steps beside them, and the `last` ones once the
+# suites have ended. Runs every step even after a failure, prints the slowest steps and tests, then
+# one summary line, and fails if any step did.
 # Nothing is ever removed from the PostgreSQL installs a running server (make demo's) uses.
-# Each major's tests run while the next majors build. Runs every step even after a failure, prints
-# the slowest steps and tests, then one summary line
-# and fails if any step did.
+#   scripts/test.sh --list             the steps this tier would run, on these majors, in order
+#   HLCULID_TEST_STEPS=REGEX scripts/test.sh   only the steps whose name matches (e.g.
+#                                      'tools|pg_regress': a major's suites still wait for its
+#                                      build steps, run or not)
 set -uo pipefail
 . "$(dirname "$0")/env.sh"
 cd "$REPO"
 tier=$(test_tier) || exit 2
+case "${1:-}" in
+  --list) exec python3 "$REPO/tools/matrix.py" --list --tier "$tier" --majors "$(test_majors)" ;;
+  "") ;;
+  *) echo "usage: scripts/test.sh [--list]   (HLCULID_TIER, HLCULID_TEST_PG, HLCULID_TEST_STEPS: docs/development.md)" >&2; exit 2 ;;
+esac
 # The tiers build with the test-build profile (Cargo.toml) into their own package directory; the
 # release profile and target/package/ are make package's.
 BUILD_PROFILE=test-build PACKAGE_DIR=$REPO/target/test-package
@@ -40,28 +38,19 @@ if [ "$(du -s --block-size=1G "$CARGO_TARGET_DIR" 2>/dev/null | cut -f1)" -gt "$
 fi
 mkdir -p "$RUN_ROOT"
 majors=$(test_majors)
-oldest=$(echo $majors | awk '{print $1}') newest=$(echo $majors | awk '{print $NF}')
+# The plan: "runners N", then one line a step: WHEN, MAJOR (or -), NAME and COMMAND, tab-separated
+plan=$(python3 "$REPO/tools/matrix.py" --plan --tier "$tier" --majors "$majors") || exit 2
+plan_runners=1 plan_when=() plan_major=() plan_name=() plan_cmd=()
+while IFS=$'\t' read -r w m n c; do
+  if [ "$w" = runners ]; then plan_runners=$m; continue; fi
+  plan_when+=("$w") plan_major+=("$m") plan_name+=("$n") plan_cmd+=("$c")
+done <<<"$plan"
 log_dir=$RUN_ROOT/test-logs
 rm -rf "$log_dir"; mkdir -p "$log_dir"
-rm -f "$RUN_ROOT"/schema-*.sql # written by this run's builds, read by the schema check
+# written by this run's builds, read by the schema check (a run without builds, HLCULID_TEST_STEPS,
+# reads the last run's)
+[[ " ${plan_when[*]} " == *" build "* ]] && rm -f "$RUN_ROOT"/schema-*.sql
 started=$SECONDS
-
-# What the quick tier runs once per layout or at the edges, the full tier on every major.
-edge_majors=$(echo "$oldest $newest" | tr ' ' '\n' | awk '!seen[$0]++' | xargs)
-bench_majors=$edge_majors
-# install layouts: Debian's (15, the .deb) and the PyPI builds' (the newest of the others)
-layout_majors=$(for m in $majors; do [ "$m" = 15 ] && echo 15; done
-                for m in $majors; do [ "$m" != 15 ] && echo "$m"; done | tail -1)
-layout_majors=$(echo $layout_majors)
-clippy_majors=$newest # every major builds below; the lints on the newest (full: every major)
-if [ "$tier" = full ]; then edge_majors=$majors layout_majors=$majors clippy_majors=$majors; fi
-in_list() { [[ " $2 " == *" $1 "* ]]; }
-# the Citus suite (tests/citus/): on every major Citus supports (16-18) in the full tier, on 17 in
-# the quick one (or the newest of those under test when 17 is not)
-citus_majors=$(for m in $majors; do in_list "$m" "$CITUS_MAJORS" && echo "$m"; done | xargs)
-if [ "$tier" = quick ] && [ -n "$citus_majors" ]; then
-  citus_majors=$(in_list 17 "$citus_majors" && echo 17 || echo "${citus_majors##* }")
-fi
 
 results=$log_dir/results # one line a step: "ok|FAILED TESTS SECONDS NAME", from every process
 : >"$results"
@@ -98,89 +87,49 @@ no_warnings() { # no_warnings MAJOR: the package build of MAJOR (without pg_test
 install_build() { # install_build MAJOR: this run's build into the shared install, file by rename
   "$PACKAGE_DIR/hlculid-$(crate_version)-pg$1-linux-$(uname -m)/install.sh" "$(pg_config_for "$1")"
 }
-tests_of() { # tests_of MAJOR: what runs against the installed build of one major (no cargo build)
-  local major=$1
-  # install, remove and install again from the package, in a private copy of the install
-  in_list "$major" "$layout_majors" && step "package pg$major" scripts/package-test.sh "$major"
-  step "pg_regress pg$major" scripts/regress.sh "$major"
-  step "integration pg$major" scripts/integration.sh "$major"
-  # a coordinator and two workers with Citus (16-18): the newest of those in the quick tier
-  in_list "$major" "$citus_majors" && step "citus pg$major" scripts/citus.sh "$major"
-  if [ "$tier" = full ] || [ "$major" = "$newest" ]; then
-    step "clients pg$major" scripts/clients.sh "$major"
-  else
-    step "clients smoke pg$major" scripts/clients.sh "$major" -m smoke
-  fi
-}
 # The tests of each major run in the background, each as soon as its build is installed, while the
-# foreground builds the next majors and runs the #[pg_test]s (the builds keep both cores busy, the
-# tests mostly wait on servers): one runner takes the majors one after another (the full tier: two
-# runners, every other major each).
-run_tests() { # run_tests MAJOR...
+# foreground builds the next majors and runs the `after` steps (the builds keep both cores busy, the
+# suites mostly wait on servers).
+run_phase() { # run_phase WHEN [MAJOR]: the plan's steps of one phase (of one major), in order
+  local i
+  for i in "${!plan_when[@]}"; do
+    [ "${plan_when[$i]}" = "$1" ] || continue
+    [ -z "${2:-}" ] || [ "${plan_major[$i]}" = "$2" ] || continue
+    step "${plan_name[$i]}" eval "${plan_cmd[$i]}"
+  done
+}
+run_tests() { # run_tests MAJOR...: one runner: the suites of these majors, one major after another
   local major
   for major in "$@"; do
     while [ ! -e "$log_dir/built-$major" ]; do
       kill -0 $$ 2>/dev/null || return 1 # the run was stopped
       sleep 1
     done
-    tests_of "$major"
+    run_phase suite "$major"
   done
 }
 
-echo "tier: $tier, PostgreSQL $majors"
-# Release hygiene first (seconds, no build): one version everywhere, the release steps dry, PGXN.
-step "versions" scripts/check-versions.sh
-step "release --check" scripts/release.sh --check
-step "PGXN META.json and make dist" scripts/dist.sh --out "$RUN_ROOT/dist"
-step "fmt" cargo fmt --all --check
-# the committed upgrade scripts generated from sql/src/upgrade/*.sql.in and the sql/src sources
-step "generated SQL" scripts/gen-sql.sh --check
+echo "tier: $tier, PostgreSQL $majors${HLCULID_TEST_STEPS:+, steps matching '$HLCULID_TEST_STEPS'}"
+run_phase first
 # The suites wait on servers far more than they compute (the machine is mostly idle while they
 # run): every major's suite at once in the quick tier, two at a time in the full one, whose soak
-# and 1M-row tests do load the machine (HLCULID_TEST_RUNNERS to choose).
-runners=${HLCULID_TEST_RUNNERS:-$([ "$tier" = full ] && echo 2 || echo 4)}
+# and 1M-row tests do load the machine (the table's runners; HLCULID_TEST_RUNNERS to choose).
+runners=${HLCULID_TEST_RUNNERS:-$plan_runners}
 tests_pids=
 for ((r = 0; r < runners; r++)); do
   run_tests $(echo $majors | awk -v r=$r -v n=$runners '{for (i = 1 + r; i <= NF; i += n) print $i}') \
     >"$log_dir/tests-$r.out" 2>&1 &
   tests_pids="$tests_pids $!"
 done
-# One build per major (profile test-build): the tarball (and the .deb on 15) and the SQL pgrx
-# generated, which the schema check reads; installed into the shared install the way a package
-# manager installs (each file renamed into place), so a running server keeps what it loaded.
+# One build per major, installed the way a package manager installs; then its suites may start.
 for major in $majors; do
-  step "build pg$major" scripts/package.sh "$major"
-  step "build pg$major warning-free" no_warnings "$major"
-  step "install pg$major" install_build "$major"
+  run_phase build "$major"
   touch "$log_dir/built-$major"
 done
-step "schema check" scripts/schema-check.sh --built
-# The lints and the core's tests after the builds, beside the majors' suites (before, every suite
-# waited for them).
-step "clippy core" cargo clippy -p hlculid-core --all-targets --all-features -- -D warnings
-for major in $clippy_majors; do
-  step "clippy pg$major" cargo clippy --all-targets --no-default-features --features "pg$major pg_test" -- -D warnings
-done
-step "crate package and docs (hlculid-core)" scripts/crate-check.sh
-# core/tests/fuzz.rs: 1M cases per target in the full tier (its default), 50,000 in the quick one
-fuzz_cases=${HLCULID_FUZZ_CASES:-$([ "$tier" = full ] && echo 1000000 || echo 50000)}
-step "core unit, property and fuzz tests" env HLCULID_FUZZ_CASES="$fuzz_cases" cargo test -p hlculid-core --all-features
-step "C declarations against each major's headers" scripts/check-c-decls.sh $majors
-# a fake release and bump in a scratch clone, its schema check on the SQL these builds generated
-step "release script (scratch clone)" scripts/release-test.sh
-# cargo pgrx test, installed into and run from a private copy of the PostgreSQL install: the shared
-# install (make install's, make demo's) and any server running from it are never written.
-for major in $edge_majors; do
-  step "pg_test pg$major" scripts/pgrx-test.sh "$major"
-done
+run_phase after
 wait $tests_pids
 cat "$log_dir"/tests-*.out
-if [ "$tier" = full ]; then
-  # The benchmark suite at small sizes, so it never rots, on the oldest and the newest major: the
-  # same code on each, and 18 has the uuidv7 peers. (The test-build profile: no thresholds.)
-  step "bench --quick" scripts/bench.sh --quick --no-install --pg $bench_majors
-  step "crate bench --quick" cargo bench -p hlculid-core --bench ids -- --quick
-fi
+run_phase last
 passed=$(awk '{s+=$2} END {print s+0}' "$results")
 failed=$(grep -c '^FAILED' "$results")
 failed_steps=$(grep '^FAILED' "$results" | cut -d' ' -f4- | paste -sd, -)
