@@ -8,12 +8,11 @@ setup:
 	scripts/setup-dev.sh
 
 # The quick tier: every feature on PostgreSQL 15, 16, 17 and 18, small sizes (HLCULID_TEST_PG="15 18"
-# to limit). tests/TIERS.md says what runs where.
+# to limit). What runs where is one table, tools/matrix.py (scripts/test.sh --list; tests/TIERS.md).
 test: setup
 	HLCULID_TIER=quick scripts/test.sh
 
-# The whole suite (what CI runs): the quick tier plus soak, faults, clusters, pg_upgrade, live
-# installs, 1M-row runs, every client on every major, the long fuzz, the benchmarks at small sizes.
+# The whole suite (what CI runs): the quick tier plus what tools/matrix.py puts in the full one.
 test-full: setup
 	HLCULID_TIER=full scripts/test.sh
 
