@@ -1,14 +1,15 @@
 //! The horizon's slots: one per backend, in shared memory, saying the lowest clock value that
 //! backend's running transaction may take. src/horizon.rs reads them; the generators hold a slot
-//! before their first tick; the transaction callback (src/xact.rs) releases it.
+//! before their first tick; the transaction's end (src/xact.rs) releases it.
 //!
 //! Each slot is one cache line, indexed by the backend's proc number. Before the first tick of a
 //! top-level transaction the backend stores there the lowest value the transaction can take (the
 //! clock's current value + 1); the tick's AcqRel step on the clock publishes that store to any
-//! reader that sees the tick. The slot is cleared at `XACT_EVENT_COMMIT`/`ABORT`, which run after
-//! `ProcArrayEndTransaction`, so a cleared slot means the transaction's rows are visible to every
-//! later snapshot. At `PRE_PREPARE` the value becomes a prepared hold (src/prepared_holds.rs)
-//! before the slot is cleared.
+//! reader that sees the tick. The slot is cleared when the top-level resource owner is released,
+//! after `ProcArrayEndTransaction` and after every transaction callback (src/xact.rs says why),
+//! so a cleared slot means the transaction's rows are visible to every later snapshot, on every
+//! node a distributed commit reached. At `PRE_PREPARE` the value becomes a prepared hold
+//! (src/prepared_holds.rs) before the slot is cleared.
 //!
 //! The generators are PARALLEL RESTRICTED: a parallel worker's commit (`PARALLEL_COMMIT`) comes
 //! before its leader's, so a worker's slot would release ids the leader has not committed.
@@ -228,19 +229,19 @@ fn release() {
     }
 }
 
-/// The transaction callback's part (src/xact.rs): commit and abort release the slot (they run
-/// after the transaction's end is visible); prepare moves it into a prepared hold first.
+/// The transaction callback's part (src/xact.rs): prepare moves the slot into a prepared hold,
+/// before the transaction's end.
 pub fn end_of_transaction(event: pg_sys::XactEvent::Type) {
-    use pg_sys::XactEvent::*;
-    match event {
-        XACT_EVENT_PRE_PREPARE => move_to_hold(),
-        XACT_EVENT_COMMIT
-        | XACT_EVENT_ABORT
-        | XACT_EVENT_PREPARE
-        | XACT_EVENT_PARALLEL_COMMIT
-        | XACT_EVENT_PARALLEL_ABORT => release(),
-        _ => {}
+    if event == pg_sys::XactEvent::XACT_EVENT_PRE_PREPARE {
+        move_to_hold();
     }
+}
+
+/// The resource-release callback's part (src/xact.rs): the top-level transaction has ended
+/// (commit, abort or prepare), its end is visible, and every transaction callback has run,
+/// another library's commit work (Citus' `COMMIT PREPARED` on the workers) included.
+pub fn after_transaction() {
+    release();
 }
 
 /// At PRE_PREPARE: the transaction's slot value becomes a hold on its xid.

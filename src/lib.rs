@@ -15,7 +15,7 @@
 //! | `mask` | masks: ids shown outside, their key file |
 //! | `generate`, `generate_at`, `observe` | generating from the clock, for a given time, the receive rule |
 //! | `tx` | transaction-grouped ids (`hlculid_generate_tx`) |
-//! | `xact` | the one transaction callback (slots and id groups end with their transaction) |
+//! | `xact` | the transaction and resource-release callbacks (slots and id groups end with their transaction) |
 //! | `shmem`, `server_clock` | the shared clock and its mark file; the clock as generators use it |
 //! | `hwm_writer` | the background worker that keeps the mark file ahead |
 //! | `recover` | `hlculid_clock_recover` |
@@ -23,7 +23,8 @@
 //! | `horizon_slots` | the backends' horizon slots in shared memory |
 //! | `prepared_holds` | prepared transactions' holds: state files and the WAL resource manager |
 //! | `horizon` | the horizon's SQL entry points over slots and holds |
-//! | `horizons`, `horizon_publisher` | the `hlculid_horizons` table's SQL; the worker writing this server's row |
+//! | `horizons`, `horizon_publisher` | the `hlculid_horizons` table's SQL and the readers; the workers writing this server's row |
+//! | `cluster` | readers on Citus: the cluster horizon |
 //! | `partitions`, `backfill` | time partitions; converting existing tables |
 //! | `comments` | `COMMENT ON` the functions of 0.1.x |
 //! | `settings`, `errors` | the GUCs; the conditions and their SQLSTATEs |
@@ -50,6 +51,7 @@ macro_rules! v1_function_info {
 mod backend_local;
 mod backfill;
 mod bigint;
+mod cluster;
 mod comments;
 mod datum;
 mod errors;

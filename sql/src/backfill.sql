@@ -37,7 +37,6 @@ DECLARE
     held_q pg_catalog.text;
     busy_q pg_catalog.text;
     has_index pg_catalog.bool;
-    citus_table pg_catalog.bool;
     busy pg_catalog.bool := true;
     n_null pg_catalog.int8;
     n_out pg_catalog.int8;
@@ -79,14 +78,10 @@ BEGIN
     END IF;
     -- Rows are found again by (tableoid, ctid), which repeat across a Citus table's shards and
     -- nodes: such a table would get one id for rows of different shards (0.5.0: refused).
-    IF pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
-        EXECUTE 'SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition WHERE logicalrelid = $1)'
-            INTO citus_table USING tbl;
-        IF citus_table THEN
-            RAISE EXCEPTION 'hlculid_backfill cannot convert table "%", which Citus manages', tbl::text
-                USING ERRCODE = 'feature_not_supported',
-                      HINT = 'Backfill the table before create_distributed_table() or create_reference_table(), or after undistribute_table().';
-        END IF;
+    IF @extschema@.hlculid_citus_table(tbl) THEN
+        RAISE EXCEPTION 'hlculid_backfill cannot convert table "%", which Citus manages', tbl::text
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Backfill the table before create_distributed_table() or create_reference_table(), or after undistribute_table().';
     END IF;
     SELECT a.atttypid, a.attnum INTO id_type, id_num FROM pg_attribute a
     WHERE a.attrelid = tbl AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped;

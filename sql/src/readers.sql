@@ -114,8 +114,8 @@ BEGIN
 END
 $fn$;
 
--- The next rows after `after`, below this server's horizon: the horizon in one statement, the
--- read in the next.
+-- The next rows after `after`, below the horizon: the horizon in one statement, the read in the
+-- next. This server's horizon, or for a table Citus spreads over nodes (0.5.0), the cluster's.
 CREATE OR REPLACE FUNCTION hlculid_read(table_row anyelement, after @extschema@.hlculid,
                                         max_rows int4 DEFAULT 1000, id_column name DEFAULT 'id')
 RETURNS SETOF anyelement
@@ -123,9 +123,16 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
+    rel regclass;
     h @extschema@.hlculid;
 BEGIN
-    h := @extschema@.hlculid_horizon();
+    SELECT t.typrelid::regclass INTO rel FROM pg_catalog.pg_type t
+    WHERE t.oid = pg_catalog.pg_typeof($1) AND t.typrelid <> 0;
+    IF rel IS NOT NULL AND @extschema@.hlculid_citus_table(rel) THEN
+        h := @extschema@.hlculid_cluster_horizon();
+    ELSE
+        h := @extschema@.hlculid_horizon();
+    END IF;
     RETURN QUERY SELECT * FROM @extschema@.hlculid_read_below($1, $2, h, $3, $4);
 END
 $fn$;

@@ -240,6 +240,7 @@ def test_the_watermark_reader_loses_no_row_where_a_naive_cursor_loses_some(make_
 
     def ingest():
         # publisher 2's events in its order, committed late, its row advanced after each commit
+        # (times as exact milliseconds: to_timestamp(ms / 1000.0) can round one down, below a row)
         rnd, ms, counter = random.Random(2), 0, 0
         try:
             with c.connect(autocommit=False) as conn:
@@ -247,11 +248,11 @@ def test_the_watermark_reader_loses_no_row_where_a_naive_cursor_loses_some(make_
                     for _ in range(rnd.randint(1, 3)):
                         now = int(time.time() * 1000)
                         ms, counter = (now, 0) if now > ms else (ms, counter + 1)
-                        conn.execute("INSERT INTO inbox VALUES (hlculid_from_parts(to_timestamp(%s / 1000.0), %s, 2, %s), 2)",
+                        conn.execute("INSERT INTO inbox VALUES (hlculid_from_parts((timestamptz 'epoch' + %s * interval '1 millisecond'), %s, 2, %s), 2)",
                                      (ms, counter, rnd.randrange(1 << 48)))
                     time.sleep(rnd.random() * 0.04)
                     conn.commit()
-                    conn.execute("SELECT hlculid_advance_horizon(2, hlculid_from_parts(to_timestamp(%s / 1000.0), %s, 0, 0))",
+                    conn.execute("SELECT hlculid_advance_horizon(2, hlculid_from_parts((timestamptz 'epoch' + %s * interval '1 millisecond'), %s, 0, 0))",
                                  (ms, counter + 1))
                     conn.commit()
         except Exception as e:  # noqa: BLE001 - reported by the test
