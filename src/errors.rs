@@ -48,6 +48,9 @@ pub enum Condition {
     MaskKeyInvalid,
     /// A generator in a parallel worker, whose commit comes before its leader's.
     GenerateInParallelWorker,
+    /// PREPARE of a transaction that made ids when every prepared transaction's place is taken:
+    /// PostgreSQL's own limit, raised as PostgreSQL raises it (our hold is taken first).
+    PreparedTransactionsFull,
     /// Never expected: a bug, or the operating system refusing random bytes.
     Internal,
 }
@@ -118,6 +121,8 @@ pub const CONDITIONS: &[ConditionInfo] = &[
         "a mask function when a line of the key file is not 32 hexadecimal digits; the message gives the line, its length or the position of the first wrong character, never the key (0.5.0)"),
     info(Condition::GenerateInParallelWorker, "25000", "invalid_transaction_state",
         "a generating function called in a parallel worker (from a user's function marked PARALLEL SAFE): its ids could pass a reader's horizon before the leader commits them (0.5.0)"),
+    info(Condition::PreparedTransactionsFull, "53200", "out_of_memory",
+        "`PREPARE TRANSACTION` of a transaction that made ids when `max_prepared_transactions` transactions are prepared already: PostgreSQL's own \"maximum number of prepared transactions reached\" (0.4.0: XX000) (0.5.0)"),
     info(Condition::Internal, "XX000", "internal_error",
         "never expected: a bug, or the operating system refusing random bytes"),
 ];
@@ -147,7 +152,8 @@ impl Condition {
             Condition::MaskKeyMissing => 16,
             Condition::MaskKeyInvalid => 17,
             Condition::GenerateInParallelWorker => 18,
-            Condition::Internal => 19,
+            Condition::PreparedTransactionsFull => 19,
+            Condition::Internal => 20,
         }
     }
 }
@@ -196,6 +202,7 @@ impl Condition {
             | Condition::MaskKeyMissing => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
             Condition::MarkWriteFailed => ERRCODE_IO_ERROR,
             Condition::GenerateInParallelWorker => ERRCODE_INVALID_TRANSACTION_STATE,
+            Condition::PreparedTransactionsFull => ERRCODE_OUT_OF_MEMORY,
             Condition::Internal => ERRCODE_INTERNAL_ERROR,
         }
     }

@@ -228,9 +228,9 @@ fn remove_file(full_xid: u64) {
 }
 
 /// Puts a hold in shared memory (the lower value wins for a transaction already held), making
-/// room from holds of transactions that ended first. Raises when every hold is taken by a
-/// prepared transaction still in progress, which PostgreSQL's own limit
-/// (max_prepared_transactions, the number of holds) keeps from happening.
+/// room from holds of transactions that ended first. When every hold is taken by a prepared
+/// transaction still in progress, max_prepared_transactions (the number of holds) are prepared:
+/// PostgreSQL's own error, which it would raise a moment later, after this PRE_PREPARE.
 fn put(full_xid: u64, lowest: u64) {
     let Some(h) = header() else { return };
     let _lock = LOCK.exclusive();
@@ -240,11 +240,13 @@ fn put(full_xid: u64, lowest: u64) {
     reclaim(h);
     if !insert(h, full_xid, lowest) {
         UserError::new(
-            Condition::Internal,
-            "hlculid has no room to hold the horizon for another prepared transaction",
+            Condition::PreparedTransactionsFull,
+            "maximum number of prepared transactions reached",
         )
-        .detail("Every hold is taken by a prepared transaction that is still in progress.")
-        .hint("Commit or roll back prepared transactions (pg_prepared_xacts).")
+        .hint(format!(
+            "Increase max_prepared_transactions (currently {}).",
+            holds(h).len()
+        ))
         .raise()
     }
 }

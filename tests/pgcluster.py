@@ -240,6 +240,68 @@ class Cluster:
         raise RuntimeError("server did not come back")
 
 
+CITUS_MAJORS = ("16", "17", "18")
+CITUS_PUBLISHERS = {"coordinator": 41, "worker1": 42, "worker2": 43}
+
+
+def citus_missing(major=None):
+    """Why a Citus cluster cannot run on this major, or None (tests/citus and the benchmark)."""
+    major = str(major or PG)
+    if major not in CITUS_MAJORS:
+        return f"Citus 14 supports PostgreSQL {', '.join(CITUS_MAJORS)}, not {major}"
+    cfg = pg_config(major)
+    share = subprocess.run([cfg, "--sharedir"], check=True, capture_output=True, text=True).stdout.strip()
+    lib = subprocess.run([cfg, "--pkglibdir"], check=True, capture_output=True, text=True).stdout.strip()
+    if not (Path(share) / "extension/citus.control").exists() or not (Path(lib) / "citus.so").exists():
+        why = os.environ.get("HLCULID_CITUS_MISSING") or "run make setup (scripts/setup-citus.sh)"
+        return f"Citus is not installed for PostgreSQL {major} ({cfg}): {why}"
+    return None
+
+
+def citus_node_conf(publisher):
+    return [
+        "shared_preload_libraries = 'citus,hlculid'",  # citus first: it says so at start otherwise
+        f"hlculid.publisher_id = {publisher}",
+        "listen_addresses = 'localhost'",  # the nodes reach each other over TCP, trust on localhost
+        "max_prepared_transactions = 50",  # Citus commits multi-shard writes with 2PC
+        "wal_level = logical",  # shard moves copy shards by logical replication
+        "max_connections = 200",
+        "citus.node_conninfo = 'sslmode=prefer'",
+        "TimeZone = 'UTC'",
+    ]
+
+
+class CitusCluster:
+    """A coordinator and two workers, each a Cluster (publisher ids 41, 42, 43), Citus and hlculid
+    installed; stop() stops and removes them."""
+
+    def __init__(self, major=None, conf=()):
+        self.nodes = []
+        try:
+            for name, publisher in CITUS_PUBLISHERS.items():
+                c = Cluster(f"citus-{name}", preload=False, conf=citus_node_conf(publisher) + list(conf),
+                            fsync=False, major=major)
+                self.nodes.append(c)
+                c.start()
+            self.coordinator, *self.workers = self.nodes
+            for c in self.nodes:
+                c.sql("CREATE EXTENSION citus")
+            self.coordinator.sql("SELECT citus_set_coordinator_host('localhost', %s)", (self.coordinator.port,))
+            for w in self.workers:
+                self.coordinator.sql("SELECT citus_add_node('localhost', %s)", (w.port,))
+            # created on the coordinator after the workers joined: Citus creates it on every node
+            self.coordinator.sql("CREATE EXTENSION hlculid")
+        except BaseException:
+            self.stop()
+            raise
+
+    def stop(self):
+        for c in self.nodes:
+            c.stop("immediate")
+        for c in self.nodes:
+            shutil.rmtree(c.dir, ignore_errors=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description="throwaway PostgreSQL servers for scripts")
     sub = ap.add_subparsers(dest="cmd", required=True)

@@ -189,3 +189,27 @@ def test_without_prepared_transactions_prepare_gives_postgresqls_own_error(make_
         with pytest.raises(psycopg.errors.ObjectNotInPrerequisiteState) as e:
             p.execute("PREPARE TRANSACTION 'p1'")
     assert "prepared transactions are disabled" in str(e.value)
+
+
+def test_at_the_prepared_transactions_limit_prepare_gives_postgresqls_own_error(make_cluster):
+    """0.4.0 (and the soak, at first): XX000 "hlculid has no room ..." before PostgreSQL's 53200."""
+    c = make_cluster("holds-full", conf=("hlculid.publisher_id = 3", "max_prepared_transactions = 3")).start()
+    setup(c)
+    c.sql("CREATE TABLE plain (n int)")
+    errors = {}
+    for table in ("plain", "ev"):
+        for k in range(3):
+            with c.connect(autocommit=False) as p:
+                p.execute(f"INSERT INTO {table} (n) VALUES (1)")
+                p.execute(f"PREPARE TRANSACTION '{table}{k}'")
+        with c.connect(autocommit=False) as p:
+            p.execute(f"INSERT INTO {table} (n) VALUES (2)")
+            with pytest.raises(psycopg.Error) as e:
+                p.execute(f"PREPARE TRANSACTION '{table}-over'")
+            errors[table] = (e.value.sqlstate, e.value.diag.message_primary, e.value.diag.message_hint)
+        for k in range(3):
+            c.sql(f"ROLLBACK PREPARED '{table}{k}'")
+    # a transaction that made ids gets exactly what a plain one gets
+    assert errors["ev"] == errors["plain"]
+    assert errors["ev"][:2] == ("53200", "maximum number of prepared transactions reached")
+    assert "max_prepared_transactions (currently 3)" in errors["ev"][2]
