@@ -2,7 +2,7 @@
 side, on the same server in the same run, and reports medians (min and max over the runs) and
 ratios. Run through scripts/bench.sh, which installs a release build first.
 
-  bench.py [--quick] [--pg 15 18] [--only generation inserts sorting ranges textio decode compare companion horizon clients]
+  bench.py [--quick] [--pg 15 18] [--only generation inserts sorting ranges textio decode compare companion horizon masks citus clients]
            [--out DIR] [--baseline PG_CONFIG]
 
 A full run over several majors runs every workload on the newest and, on the others, the two
@@ -41,6 +41,10 @@ FULL.update(horizon_rows=2_000_000, horizon_runs=3, lag_seconds=10, horizon_seco
 QUICK.update(horizon_rows=20_000, horizon_runs=1, lag_seconds=2, horizon_seconds=1)
 FULL.update(mask_rows=1_000_000, mask_lookups=200_000, mask_runs=5)
 QUICK.update(mask_rows=20_000, mask_lookups=5_000, mask_runs=1)
+FULL.update(citus_single=3_000, citus_batches=300, citus_copy=200_000, citus_window_rows=1_000_000, citus_runs=3,
+            citus_seconds=5)
+QUICK.update(citus_single=200, citus_batches=20, citus_copy=5_000, citus_window_rows=20_000, citus_runs=1,
+             citus_seconds=1)
 # Sizes from the environment, for a quick look at one workload (HLCULID_BENCH_IO_ROWS=2000000).
 for _k in list(FULL):
     if os.environ.get(f"HLCULID_BENCH_{_k.upper()}"):
@@ -1175,6 +1179,141 @@ def charts(report, out):
 # Workloads whose peers differ between majors (uuidv7() is new in 18, uuid_out got twice as fast);
 # the others are PostgreSQL's own heap and btree work, so a full run over several majors measures
 # them once, on the newest, to stay within 20 minutes.
+def citus(c, pg, cfg, report, quick):
+    """Event tables on Citus (a coordinator and two workers on this machine) against the same on
+    one node, in the same run: inserts a second through the coordinator (single rows, 100-row
+    statements, COPY), a one-hour window of a day's rows, and what the cluster horizon costs:
+    calls a second, and how long after its commit a reader through `hlculid_read` gets a row."""
+    import pgcluster
+    why = pgcluster.citus_missing(pg)
+    if quick and not why and str(pg) != max(pgcluster.CITUS_MAJORS):
+        why = f"--quick measures it on PostgreSQL {max(pgcluster.CITUS_MAJORS)} only"
+    if why:
+        report.add(f"\n### Citus, PostgreSQL {pg}: not measured ({why})")
+        return
+    runs = cfg["citus_runs"]
+    cluster = pgcluster.CitusCluster(major=pg, conf=["synchronous_commit = off", "shared_buffers = 128MB"])
+    try:
+        co = cluster.coordinator
+        sides = {"one node": c, "Citus, 3 nodes": co}
+        for node in sides.values():
+            node.sql("CREATE TABLE bench_ev (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), body text)")
+            node.sql("CREATE TABLE bench_win (id hlculid PRIMARY KEY, body text)")
+            node.sql("CREATE TABLE bench_lag (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), t float8)")
+        for t in ("bench_ev", "bench_win", "bench_lag"):
+            co.sql(f"SELECT create_distributed_table('{t}', 'id')")
+
+        def single(conn):
+            for _ in range(cfg["citus_single"]):
+                conn.execute("INSERT INTO bench_ev (body) VALUES ('x')")
+            return cfg["citus_single"]
+
+        hundred = "INSERT INTO bench_ev (body) VALUES " + ", ".join(["('x')"] * 100)
+
+        def batches(conn):
+            # VALUES, as an application batches: INSERT .. SELECT with a volatile default is not
+            # pushed down by Citus (repartitioned through the coordinator)
+            for _ in range(cfg["citus_batches"]):
+                conn.execute(hundred)
+            return 100 * cfg["citus_batches"]
+
+        def copy(conn):
+            with conn.cursor().copy("COPY bench_ev (body) FROM STDIN") as cp:
+                for _ in range(cfg["citus_copy"]):
+                    cp.write_row(("x",))
+            return cfg["citus_copy"]
+
+        rates = {}
+        for what, f in (("single-row INSERT, autocommit", single), ("100-row INSERT .. VALUES", batches), ("COPY", copy)):
+            for side, node in sides.items():
+                with node.connect() as conn:
+                    got = []
+                    for _ in range(runs):
+                        t0 = time.perf_counter()
+                        n = f(conn)
+                        got.append(n / (time.perf_counter() - t0))
+                rates[(what, side)] = mmm(got)
+        report.add(f"\n### Citus, PostgreSQL {pg}: inserts through the coordinator against one node, {runs} runs\n")
+        report.add("A coordinator and two workers on this machine (each its own server, 32 shards), against the "
+                   "benchmark's single server; the same table and `DEFAULT hlculid_generate()` key.\n")
+        report.table(["statement", "one node, rows/s", "Citus, rows/s", "Citus / one node"],
+                     [[what, f"{rates[(what, 'one node')][0]:,.0f}", f"{rates[(what, 'Citus, 3 nodes')][0]:,.0f}",
+                       f"{rates[(what, 'Citus, 3 nodes')][0] / rates[(what, 'one node')][0]:.2f}x"]
+                      for what in dict.fromkeys(w for w, _ in rates)])
+        # a one-hour window of a day of rows: every shard prunes to its index range
+        n = cfg["citus_window_rows"]
+        window = "SELECT count(*) FROM bench_win WHERE id <@ tstzrange(now() - interval '13 hours', now() - interval '12 hours')"
+        times = {}
+        for side, node in sides.items():
+            node.sql(f"INSERT INTO bench_win SELECT hlculid_from_parts(now() - g * (86400.0 / {n}) * interval '1 s', 0, 1, g), 'x' "
+                     f"FROM generate_series(1, {n}) g")
+            node.sql("ANALYZE bench_win")
+            with node.connect() as conn:
+                timed(conn, window)
+                times[side] = mmm([timed(conn, window) for _ in range(max(runs, 5))])
+        rows = co.one(window)
+        report.add(f"\nOne-hour window of {n:,} rows spread over a day ({rows:,} rows in it), `count(*)` with "
+                   f"`id <@ tstzrange(...)`, {max(runs, 5)} runs:\n")
+        report.table(["", "median ms", "min", "max"],
+                     [[side, f"{m * 1e3:.1f}", f"{lo * 1e3:.1f}", f"{hi * 1e3:.1f}"] for side, (m, lo, hi) in times.items()])
+        # the cluster horizon's cost: calls a second, against hlculid_horizon() on one node
+        secs = cfg["citus_seconds"]
+        calls = {}
+        for side, node, q in (("hlculid_horizon(), one node", c, "SELECT hlculid_horizon()"),
+                              ("hlculid_cluster_horizon(), coordinator", co, "SELECT hlculid_cluster_horizon()")):
+            with node.connect() as conn:
+                k, t0 = 0, time.perf_counter()
+                while time.perf_counter() - t0 < secs:
+                    conn.execute(q).fetchone()
+                    k += 1
+                calls[side] = k / (time.perf_counter() - t0)
+        # lag: a row a 20 ms, single-row commits; a reader polling hlculid_read as fast as it can
+        lags = {}
+        for side, node in sides.items():
+            stop, committed, seen = threading.Event(), {}, {}
+
+            def write():
+                with node.connect() as conn:
+                    while not stop.is_set():
+                        i = conn.execute("INSERT INTO bench_lag (t) VALUES (0) RETURNING id::text").fetchone()[0]
+                        committed[i] = time.perf_counter()
+                        time.sleep(0.02)
+
+            def read():
+                last = None
+                with node.connect() as conn:
+                    while not stop.is_set() or len(seen) < len(committed):
+                        rows = conn.execute("SELECT id::text FROM hlculid_read(NULL::bench_lag, %s::hlculid, 10000)",
+                                            (last,)).fetchall()
+                        now = time.perf_counter()
+                        for (i,) in rows:
+                            seen[i] = now
+                        if rows:
+                            last = rows[-1][0]
+
+            threads = [threading.Thread(target=write), threading.Thread(target=read)]
+            for t in threads:
+                t.start()
+            time.sleep(secs * 2)
+            stop.set()
+            for t in threads:
+                t.join(60)
+            got = sorted(seen[i] - committed[i] for i in committed if i in seen)
+            lags[side] = (statistics.median(got), got[int(len(got) * 0.95)], len(got), len(committed))
+        report.add(f"\nThe horizon's cost: calls a second over {secs} s on one connection, and the lag from a "
+                   "row's commit (single-row inserts every 20 ms) to a reader polling `hlculid_read`:\n")
+        report.table(["", "calls/s"], [[k, f"{v:,.0f}"] for k, v in calls.items()])
+        report.add("")
+        report.table(["reader", "median lag ms", "p95 ms", "rows read / committed"],
+                     [[side, f"{m * 1e3:.1f}", f"{p95 * 1e3:.1f}", f"{a:,} / {b:,}"] for side, (m, p95, a, b) in lags.items()])
+        for side, (_, _, a, b) in lags.items():
+            assert a == b, f"{side}: the reader got {a} of {b} rows"
+    finally:
+        cluster.stop()
+        for t in ("bench_ev", "bench_win", "bench_lag"):
+            c.sql(f"DROP TABLE IF EXISTS {t}")
+
+
 PER_MAJOR = ("generation", "textio", "windows")
 # Workloads without a server (the client libraries): run once, after the majors.
 CLIENT_SIDE = ("clients",)
@@ -1185,7 +1324,7 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--pg", nargs="+", default=["15", "18"])
     ap.add_argument("--only", nargs="+", default=["generation", "inserts", "sorting", "ranges", "windows", "textio",
-                                                  "decode", "compare", "companion", "horizon", "masks", "clients"])
+                                                  "decode", "compare", "companion", "horizon", "masks", "citus", "clients"])
     ap.add_argument("--out", default=None)
     ap.add_argument("--baseline", default=None, metavar="PG_CONFIG",
                     help="a previous release installed by scripts/bench-baseline.sh: the horizon "

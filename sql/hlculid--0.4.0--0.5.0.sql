@@ -997,6 +997,7 @@ DECLARE
     own_node int4;
     own_number int8;
     hidden int8;
+    running text[];
     nodes int4[];
     gids text[];
     unreachable text;
@@ -1004,7 +1005,12 @@ DECLARE
 BEGIN
     SELECT c.initiator_node_identifier, c.transaction_number INTO own_node, own_number
     FROM pg_catalog.get_current_transaction_id() c;
-    SELECT count(*) FILTER (WHERE t.transaction_number IS NULL) INTO hidden
+    -- the distributed transactions of every node, in one round trip
+    SELECT count(*) FILTER (WHERE t.transaction_number IS NULL),
+           pg_catalog.array_agg('transaction ' || t.initiator_node_identifier || ':' || t.transaction_number)
+               FILTER (WHERE t.transaction_number <> 0
+                         AND (t.initiator_node_identifier, t.transaction_number) IS DISTINCT FROM (own_node, own_number))
+    INTO hidden, running
     FROM pg_catalog.get_global_active_transactions() t;
     IF hidden > 0 THEN
         RAISE EXCEPTION 'hlculid_cluster_horizon() cannot see other roles'' distributed transactions'
@@ -1022,12 +1028,9 @@ BEGIN
             USING ERRCODE = 'connection_failure', DETAIL = unreachable,
                   HINT = 'The cluster horizon needs every node: an unreachable one may still show ids below it.';
     END IF;
-    SELECT pg_catalog.array_agg(x ORDER BY x) INTO pending FROM (
-        SELECT 'transaction ' || t.initiator_node_identifier || ':' || t.transaction_number AS x
-        FROM pg_catalog.get_global_active_transactions() t
-        WHERE t.transaction_number <> 0
-          AND (t.initiator_node_identifier, t.transaction_number) IS DISTINCT FROM (own_node, own_number)
-        UNION
+    SELECT pg_catalog.array_agg(DISTINCT x ORDER BY x) INTO pending FROM (
+        SELECT pg_catalog.unnest(running) AS x
+        UNION ALL
         SELECT 'prepared ' || n.nodeid || ':' || g
         FROM unnest(nodes, gids) n(nodeid, result),  -- ROWS FROM syntax: no qualified form
              pg_catalog.unnest(pg_catalog.string_to_array(n.result, ' ')) g
