@@ -1,12 +1,12 @@
 //! The horizon's slots: one per backend, in shared memory, saying the lowest clock value that
 //! backend's running transaction may take. src/horizon.rs reads them; the generators hold a slot
-//! before their first tick; the transaction's end (src/xact.rs) releases it.
+//! before their first tick; the transaction's end (src/xact_callbacks.rs) releases it.
 //!
 //! Each slot is one cache line, indexed by the backend's proc number. Before the first tick of a
 //! top-level transaction the backend stores there the lowest value the transaction can take (the
 //! clock's current value + 1); the tick's AcqRel step on the clock publishes that store to any
 //! reader that sees the tick. The slot is cleared when the top-level resource owner is released,
-//! after `ProcArrayEndTransaction` and after every transaction callback (src/xact.rs says why),
+//! after `ProcArrayEndTransaction` and after every transaction callback (src/xact_callbacks.rs says why),
 //! so a cleared slot means the transaction's rows are visible to every later snapshot, on every
 //! node a distributed commit reached. At `PRE_PREPARE` the value becomes a prepared hold
 //! (src/prepared_holds.rs) before the slot is cleared.
@@ -229,7 +229,7 @@ fn release() {
     }
 }
 
-/// The transaction callback's part (src/xact.rs): prepare moves the slot into a prepared hold,
+/// The transaction callback's part (src/xact_callbacks.rs): prepare moves the slot into a prepared hold,
 /// before the transaction's end.
 pub fn end_of_transaction(event: pg_sys::XactEvent::Type) {
     if event == pg_sys::XactEvent::XACT_EVENT_PRE_PREPARE {
@@ -237,7 +237,7 @@ pub fn end_of_transaction(event: pg_sys::XactEvent::Type) {
     }
 }
 
-/// The resource-release callback's part (src/xact.rs): the top-level transaction has ended
+/// The resource-release callback's part (src/xact_callbacks.rs): the top-level transaction has ended
 /// (commit, abort or prepare), its end is visible, and every transaction callback has run,
 /// another library's commit work (Citus' `COMMIT PREPARED` on the workers) included.
 pub fn after_transaction() {

@@ -14,10 +14,10 @@
 //! | `uuidv7` | the UUIDv7 form |
 //! | `mask` | masks: ids shown outside, their key file |
 //! | `generate`, `generate_at`, `observe` | generating from the clock, for a given time, the receive rule |
-//! | `tx` | transaction-grouped ids (`hlculid_generate_tx`) |
-//! | `xact` | the transaction and resource-release callbacks (slots and id groups end with their transaction) |
+//! | `generate_tx` | transaction-grouped ids (`hlculid_generate_tx`) |
+//! | `xact_callbacks` | the transaction and resource-release callbacks (slots and id groups end with their transaction) |
 //! | `shmem`, `server_clock` | the shared clock and its mark file; the clock as generators use it |
-//! | `hwm_writer` | the background worker that keeps the mark file ahead |
+//! | `mark_writer` | the background worker that keeps the mark file ahead |
 //! | `recover` | `hlculid_clock_recover` |
 //! | `introspect` | `hlculid_clock()`, `hlculid_clock_bound()` |
 //! | `horizon_slots` | the backends' horizon slots in shared memory |
@@ -58,13 +58,14 @@ mod errors;
 mod extract;
 mod generate;
 mod generate_at;
+mod generate_tx;
 mod horizon;
 mod horizon_publisher;
 mod horizon_slots;
 mod horizons;
-mod hwm_writer;
 mod introspect;
 mod io;
+mod mark_writer;
 mod mask;
 mod observe;
 mod ops;
@@ -77,10 +78,9 @@ mod recover;
 mod server_clock;
 mod settings;
 mod shmem;
-mod tx;
 mod uuidv7;
 mod window;
-mod xact;
+mod xact_callbacks;
 
 pub use datum::Hlculid;
 
@@ -99,8 +99,8 @@ pub extern "C-unwind" fn _PG_init() {
     shmem::init();
     horizon_slots::init();
     prepared_holds::init();
-    xact::register();
-    hwm_writer::register();
+    xact_callbacks::register();
+    mark_writer::register();
     horizon_publisher::register();
 }
 

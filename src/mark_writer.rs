@@ -17,7 +17,7 @@ pub fn register() {
     BackgroundWorkerBuilder::new("hlculid high-water mark writer")
         .set_type("hlculid")
         .set_library("hlculid")
-        .set_function("hlculid_hwm_writer_main")
+        .set_function("hlculid_mark_writer_main")
         .enable_shmem_access(None)
         .set_start_time(BgWorkerStartTime::PostmasterStart)
         .set_restart_time(Some(Duration::from_secs(1)))
@@ -50,7 +50,7 @@ fn log_publisher() {
 
 #[pg_guard]
 #[unsafe(no_mangle)]
-pub extern "C-unwind" fn hlculid_hwm_writer_main(_arg: pg_sys::Datum) {
+pub extern "C-unwind" fn hlculid_mark_writer_main(_arg: pg_sys::Datum) {
     BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
     log_publisher();
     let mut failing = false;

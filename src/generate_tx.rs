@@ -9,7 +9,7 @@
 //! transaction itself.
 //!
 //! The state is this backend's: it is dropped when the transaction commits, aborts or is
-//! prepared (the library's xact callback, src/xact.rs), never at a subtransaction's end.
+//! prepared (the library's xact callback, src/xact_callbacks.rs), never at a subtransaction's end.
 //! A savepoint rolled back keeps the group and the count, so no offset is issued twice and the
 //! offsets only go up. PARALLEL RESTRICTED: a parallel worker has no state of its own to add to
 //! the leader's group.
@@ -31,7 +31,7 @@ struct Group {
 }
 
 static GROUP: BackendLocal<Option<Group>> = BackendLocal::new(None);
-/// Drops the group at the end of the top-level transaction (src/xact.rs). Never raises: it
+/// Drops the group at the end of the top-level transaction (src/xact_callbacks.rs). Never raises: it
 /// only stores.
 pub fn end_of_transaction(event: pg_sys::XactEvent::Type) {
     use pg_sys::XactEvent::*;

@@ -1,6 +1,6 @@
 //! The library's transaction callbacks, registered in the postmaster while preloading (every
 //! backend inherits them): the horizon's slot (src/horizon_slots.rs) and the transaction's id
-//! group (src/tx.rs) end with their transaction. Only a flag check for transactions that made
+//! group (src/generate_tx.rs) end with their transaction. Only a flag check for transactions that made
 //! no ids.
 //!
 //! The slot is released by a resource-release callback, not at `XACT_EVENT_COMMIT`: transaction
@@ -9,7 +9,7 @@
 //! trip to the workers, and readers passed ids the workers did not show yet. The top-level
 //! resource owner is released after every transaction callback, whatever the load order.
 
-use crate::{horizon_slots, tx};
+use crate::{generate_tx, horizon_slots};
 use pgrx::prelude::*;
 
 #[pg_guard]
@@ -18,7 +18,7 @@ unsafe extern "C-unwind" fn on_xact_event(
     _arg: *mut core::ffi::c_void,
 ) {
     horizon_slots::end_of_transaction(event);
-    tx::end_of_transaction(event);
+    generate_tx::end_of_transaction(event);
 }
 
 #[pg_guard]
