@@ -244,7 +244,13 @@ fn put(full_xid: u64, lowest: u64) {
             "maximum number of prepared transactions reached",
         )
         .hint(format!(
-            "Increase max_prepared_transactions (currently {}).",
+            // PostgreSQL's own hint, which quotes the setting's name from 17 on
+            "Increase {} (currently {}).",
+            if cfg!(any(feature = "pg15", feature = "pg16")) {
+                "max_prepared_transactions"
+            } else {
+                "\"max_prepared_transactions\""
+            },
             holds(h).len()
         ))
         .raise()

@@ -3,7 +3,7 @@ lose no row that any node makes or shows, where a naive cursor loses some in the
 
 - Writers on the coordinator and on a worker (whose clock makes the ids), committing late:
   multi-row inserts over every shard (two-phase commit), COPY, INSERT .. SELECT repartitioned
-  (the ids made on the workers), single rows.
+  (the ids made on the workers) and pulled to the coordinator, single rows.
 - A distributed commit whose COMMIT PREPARED to one worker is held back by a TCP proxy between
   the nodes: the coordinator's slot is released only after Citus' commit callback (0.4.0 released
   it first when `citus` came first in shared_preload_libraries).
@@ -193,6 +193,9 @@ def test_cluster_readers_lose_no_row_where_a_naive_cursor_loses_some(citus):
         (co, copy),
         (co, lambda conn, rnd: conn.execute(
             "INSERT INTO lost_events (w, n) SELECT 4, n FROM lost_source WHERE k <= %s", (rnd.randint(1, 6),))),
+        # pulled to the coordinator (a LIMIT): the default evaluated there
+        (co, lambda conn, rnd: conn.execute(
+            "INSERT INTO lost_events (w, n) SELECT 7, n FROM lost_source ORDER BY k LIMIT %s", (rnd.randint(1, 4),))),
         (w1, lambda conn, rnd: conn.execute("INSERT INTO lost_events (w, n) VALUES (5, 1)")),
         (w1, lambda conn, rnd: conn.execute(
             "INSERT INTO lost_events (w, n) SELECT 6, g FROM generate_series(1, %s) g", (rnd.randint(2, 10),))),

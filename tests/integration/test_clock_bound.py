@@ -108,10 +108,12 @@ def test_a_backward_step_under_load_does_not_wait(make_cluster):
         jumps = conn.execute("SELECT backward_jumps FROM hlculid_clock()").fetchone()[0]
         waits = conn.execute("SELECT waits FROM hlculid_clock_bound()").fetchone()[0]
     assert jumps == 1
-    assert waits == 0
-    # waits == 0 is the property; a call that had waited out the 5 s step would have taken 5 s
-    # (a bound on the machine's speed, such as 1 s per 2,000 ids, fails on a loaded 2-core machine)
-    assert max(slowest) < 5.0, slowest
+    # The property: no call waits out the step. A call held at the run-ahead bound after a 5 s
+    # step would wait about 4.5 s (5 s less the 500 ms bound). `waits` is not the measure: it
+    # also counts a call that met the mark writer behind on a loaded machine (CI saw one), which
+    # lasts milliseconds. (A bound on the machine's speed, such as 1 s per 2,000 ids, fails on a
+    # loaded 2-core machine.)
+    assert max(slowest) < 4.0, (slowest, waits)
     for s in seqs:
         assert len(s) >= 2 and s == sorted(s) and len(set(s)) == len(s)
 

@@ -212,4 +212,4 @@ def test_at_the_prepared_transactions_limit_prepare_gives_postgresqls_own_error(
     # a transaction that made ids gets exactly what a plain one gets
     assert errors["ev"] == errors["plain"]
     assert errors["ev"][:2] == ("53200", "maximum number of prepared transactions reached")
-    assert "max_prepared_transactions (currently 3)" in errors["ev"][2]
+    assert "max_prepared_transactions" in errors["ev"][2] and "(currently 3)" in errors["ev"][2]

@@ -305,6 +305,16 @@ def test_the_watermark_in_the_reading_statement_passes_an_event_arriving_during_
     assert c.one("SELECT hlculid_watermark(ARRAY[1]) > %s::hlculid", (late_id,))
     assert c.sql("SELECT id::text FROM hlculid_read_watermark(NULL::inbox, NULL, ARRAY[1])") == [(late_id,)]
     late.close()
+    # the helper reads by the index, once (0.4.0's page read `WHERE id < hlculid_watermark(...)`:
+    # a filter calling the function for every row, 5.2 s for 20,004 rows)
+    c.sql("INSERT INTO inbox (w) SELECT 2 FROM generate_series(1, 20000)")
+    c.sql("ANALYZE inbox")
+    with c.connect(autocommit=False) as conn:
+        got = conn.execute("SELECT count(*) FROM hlculid_read_watermark(NULL::inbox, %s::hlculid, ARRAY[1], 10)",
+                           (late_id,)).fetchone()[0]
+        scans = conn.execute("SELECT idx_scan, seq_scan FROM pg_stat_xact_user_tables WHERE relname = 'inbox'").fetchone()
+    assert got == 10
+    assert scans[0] >= 1 and scans[1] == 0, scans
     with c.connect(autocommit=False) as conn:
         conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
         with pytest.raises(psycopg.errors.FeatureNotSupported) as e:
