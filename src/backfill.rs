@@ -5,7 +5,8 @@
 use crate::backend_local::random48;
 use crate::datum::Hlculid;
 use crate::errors::{Condition, UserError};
-use crate::extract::{part_out_of_range, ts_to_ms};
+use crate::extract::part_out_of_range;
+use crate::timestamps::ts_to_ms;
 use hlculid_core::clock::backfill_batch;
 use hlculid_core::{Field, Id};
 use pgrx::prelude::*;

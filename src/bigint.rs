@@ -6,17 +6,20 @@
 use crate::backend_local::BackendLocal;
 use crate::datum::Hlculid;
 use crate::errors::{Condition, UserError};
-use crate::extract::ms_to_ts;
+use crate::timestamps::{self, ms_to_ts, Form};
 use crate::{horizon_slots, server_clock, settings, shmem};
 use hlculid_core::bigint::{self, BigId, BigIdError};
 use hlculid_core::clock::nth_value;
 use hlculid_core::clock::{ClockError, Tick};
-use hlculid_core::time::{pg_us_to_unix_ms, unix_ms_to_pg_us, TimeError};
+use hlculid_core::time::unix_ms_to_pg_us;
 use hlculid_core::Field;
 use pgrx::prelude::*;
 
-const RANGE_DETAIL: &str =
-    "bigint ids run from 1970-01-01 00:00:00+00 to 2109-05-15 07:35:11.103+00.";
+const FORM: Form = Form {
+    name: "a bigint id",
+    subject: "A bigint id",
+    range: "bigint ids run from 1970-01-01 00:00:00+00 to 2109-05-15 07:35:11.103+00.",
+};
 
 /// The server's publisher id, which must fit a bigint id's 10 bits.
 fn publisher() -> u32 {
@@ -43,7 +46,7 @@ fn to_bigint(logical: u64, publisher: u32) -> i64 {
             Condition::TimeOutOfRange,
             "the clock is past the last millisecond a bigint id can hold",
         )
-        .detail(RANGE_DETAIL)
+        .detail(FORM.range)
         .hint("Use 128-bit ids (hlculid_generate()), which run until 10889.")
         .raise(),
     }
@@ -160,19 +163,7 @@ fn hlculid_bigint_publisher(id: i64) -> i32 {
 }
 
 fn bound(ts: TimestampWithTimeZone, f: fn(u64) -> Result<BigId, BigIdError>) -> i64 {
-    let ms = pg_us_to_unix_ms(ts.into());
-    match ms.map(|ms| f(ms).map_err(|_| TimeError::OutOfRange)) {
-        Ok(Ok(b)) => b.to_i64(),
-        Ok(Err(e)) | Err(e) => UserError::new(
-            Condition::TimeOutOfRange,
-            format!("timestamp out of range for a bigint id: \"{ts}\""),
-        )
-        .detail(match e {
-            TimeError::Infinite => "A bigint id cannot hold an infinite timestamp.",
-            TimeError::OutOfRange => RANGE_DETAIL,
-        })
-        .raise(),
-    }
+    timestamps::with_ms(ts, &FORM, |ms| f(ms).ok()).to_i64()
 }
 
 /// The smallest bigint id of the millisecond containing `ts`.

@@ -1,51 +1,17 @@
 //! Reading the fields of an id and building ids from fields or times: the extractors,
-//! `hlculid_from_parts`, and the per-millisecond bounds used for time-range index scans.
+//! `hlculid_from_parts`, and the per-millisecond bounds used for time-range index scans (the
+//! time conversions themselves are [`crate::timestamps`]').
 
 use crate::datum::Hlculid;
 use crate::errors::{Condition, UserError};
-use hlculid_core::time::{pg_us_to_unix_ms, unix_ms_to_pg_us, TimeError};
+use crate::timestamps::{self, ms_to_ts, ts_to_ms};
+use hlculid_core::time::unix_ms_to_pg_us;
 use hlculid_core::{Field, Id, Parts};
 use pgrx::prelude::*;
 
-pub const TS_RANGE_DETAIL: &str =
-    "hlculid timestamps run from 1970-01-01 00:00:00+00 to 10889-08-02 05:31:50.655+00.";
-
-/// The Unix millisecond of a timestamptz, or an error naming the range (SQLSTATE 22008).
-pub fn ts_to_ms(ts: TimestampWithTimeZone) -> u64 {
-    pg_us_to_unix_ms(ts.into()).unwrap_or_else(|e| time_out_of_range(ts, e))
-}
-
-fn time_out_of_range(ts: TimestampWithTimeZone, e: TimeError) -> ! {
-    UserError::new(
-        Condition::TimeOutOfRange,
-        format!("timestamp out of range for type hlculid: \"{ts}\""),
-    )
-    .detail(match e {
-        TimeError::Infinite => "An hlculid cannot hold an infinite timestamp.",
-        TimeError::OutOfRange => TS_RANGE_DETAIL,
-    })
-    .raise()
-}
-
-/// `bound` (`Id::min_of_ms` or `Id::max_of_ms`) of the millisecond containing `ts`: one range
-/// check and one error for a time an id cannot hold, wherever it is found.
+/// `bound` (`Id::min_of_ms` or `Id::max_of_ms`) of the millisecond containing `ts`.
 fn ms_bound(ts: TimestampWithTimeZone, bound: fn(u64) -> Option<Id>) -> Hlculid {
-    match pg_us_to_unix_ms(ts.into()).and_then(|ms| bound(ms).ok_or(TimeError::OutOfRange)) {
-        Ok(id) => Hlculid(id),
-        Err(e) => time_out_of_range(ts, e),
-    }
-}
-
-pub fn ms_to_ts(ms: u64) -> TimestampWithTimeZone {
-    match TimestampWithTimeZone::try_from(unix_ms_to_pg_us(ms)) {
-        Ok(ts) => ts,
-        // Every 48-bit millisecond lies inside PostgreSQL's range.
-        Err(_) => UserError::new(
-            Condition::Internal,
-            "hlculid millisecond outside the timestamptz range",
-        )
-        .raise(),
-    }
+    Hlculid(timestamps::with_ms(ts, &timestamps::HLCULID, bound))
 }
 
 /// The embedded time, to the millisecond.

@@ -2,11 +2,11 @@
 
 use crate::backend_local::{random48, BackendLocal};
 use crate::datum::Hlculid;
-use crate::extract::ts_to_ms;
 use crate::server_clock;
+use crate::timestamps::ts_to_ms;
 use crate::{settings, shmem};
 use hlculid_core::clock::Backfill;
-use hlculid_core::durable::Refusal;
+use hlculid_core::mark::Refusal;
 use hlculid_core::Id;
 use pgrx::prelude::*;
 

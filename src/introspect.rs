@@ -1,7 +1,7 @@
 //! Looking inside the server's clock: `hlculid_clock()` and `hlculid_clock_bound()`.
 
-use crate::extract::ms_to_ts;
 use crate::server_clock::now_ms;
+use crate::timestamps::ms_to_ts;
 use crate::{settings, shmem};
 use hlculid_core::clock::wall_in_range;
 use pgrx::prelude::*;

@@ -8,7 +8,8 @@
 //! | `io` | text and binary I/O, the casts between the same 16 bytes |
 //! | `ops`, `ops_uuid` | comparisons, opclasses, aggregates; the cross-type ones with `uuid` |
 //! | `window` | `<@` / `@>` time windows: estimator and planner support |
-//! | `extract` | fields of an id, ids from fields and times, time conversions |
+//! | `extract` | fields of an id, ids from fields and times |
+//! | `timestamps` | timestamptz and an id's millisecond, both ways; 22008 for a time an id cannot hold |
 //! | `record` | records of pass-by-value fields from hand-written functions (`hlculid_decode`) |
 //! | `bigint` | bigint ids |
 //! | `uuidv7` | the UUIDv7 form |
@@ -78,6 +79,7 @@ mod recover;
 mod server_clock;
 mod settings;
 mod shmem;
+mod timestamps;
 mod uuidv7;
 mod window;
 mod xact_callbacks;

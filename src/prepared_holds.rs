@@ -22,7 +22,7 @@
 
 use crate::errors::{Condition, UserError};
 use crate::shmem;
-use hlculid_core::persist;
+use hlculid_core::mark::file as mark_file;
 use pgrx::prelude::*;
 use pgrx::{pg_shmem_init, PgLwLock};
 use std::ffi::CString;
@@ -182,7 +182,7 @@ fn read_files() -> Vec<(u64, u64)> {
         else {
             continue;
         };
-        match persist::load_named(&dir(), &name) {
+        match mark_file::load_named(&dir(), &name) {
             Ok(Some(lowest)) => found.push((xid, lowest)),
             other => {
                 log!("hlculid: skipping the prepared-transaction hold file \"{name}\": {other:?}")
@@ -209,7 +209,7 @@ fn load_files() {
 fn write_file(full_xid: u64, lowest: u64) {
     let d = dir();
     let result = std::fs::create_dir_all(&d)
-        .and_then(|()| persist::store_named(&d, &file_name(full_xid), lowest));
+        .and_then(|()| mark_file::store_named(&d, &file_name(full_xid), lowest));
     if let Err(e) = result {
         UserError::new(
             Condition::MarkWriteFailed,
@@ -463,7 +463,7 @@ fn carry_over_legacy(h: &'static Header) {
         return;
     }
     let floor_file = shmem::data_dir().join(LEGACY_FLOOR_FILE);
-    let floor = persist::load_named(&shmem::data_dir(), LEGACY_FLOOR_FILE)
+    let floor = mark_file::load_named(&shmem::data_dir(), LEGACY_FLOOR_FILE)
         .ok()
         .flatten()
         .unwrap_or(1)

@@ -3,9 +3,9 @@
 
 use crate::datum::Hlculid;
 use crate::errors::{Condition, UserError};
-use crate::extract::ms_to_ts;
 use crate::server_clock::{self, now_ms};
 use crate::settings;
+use crate::timestamps::ms_to_ts;
 use pgrx::prelude::*;
 
 /// Afterwards every id this server issues sorts after `floor`, the largest id known to have been

@@ -11,8 +11,9 @@ use crate::errors::{Condition, UserError};
 use crate::shmem::{self, MarkDamage, MARK_WRITING};
 use crate::{horizon_slots, settings};
 use hlculid_core::clock::{ClockError, Tick, FULL_COUNTER, MAX_BATCH};
-use hlculid_core::durable::{DurableClock, MarkStore, Refusal};
-use hlculid_core::{persist, Id};
+use hlculid_core::mark::file as mark_file;
+use hlculid_core::mark::{DurableClock, MarkStore, Refusal};
+use hlculid_core::Id;
 use pgrx::prelude::*;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -49,7 +50,7 @@ impl MarkStore for ServerMark {
                 return Err(MarkError::Damaged(damage));
             }
         }
-        persist::store(&shmem::data_dir(), mark).map_err(MarkError::Io)
+        mark_file::store(&shmem::data_dir(), mark).map_err(MarkError::Io)
     }
 }
 
@@ -244,7 +245,7 @@ fn raise_wall_clock_out_of_range() -> ! {
     )
     .detail(format!(
         "The system clock reads {reading}. {}",
-        crate::extract::TS_RANGE_DETAIL
+        crate::timestamps::HLCULID.range
     ))
     .hint("Correct the system clock. The high-water mark was left as it was, so ids continue above every earlier one once the clock is back in range.")
     .raise()
@@ -252,7 +253,7 @@ fn raise_wall_clock_out_of_range() -> ! {
 
 fn raise_damaged(damage: MarkDamage) -> ! {
     // Describe the file as it is now: the operator may be looking at it.
-    let now = match persist::load(&shmem::data_dir()) {
+    let now = match mark_file::load(&shmem::data_dir()) {
         Ok(Some(_)) => {
             "now holds a valid mark, but it was not there when the server started".to_string()
         }
@@ -265,7 +266,7 @@ fn raise_damaged(damage: MarkDamage) -> ! {
     )
     .detail(format!(
         "The file \"{}\" in the data directory was {} and {now}. Without it the clock cannot know how far it had gone, and new ids could sort before earlier ones.",
-        persist::FILE_NAME,
+        mark_file::FILE_NAME,
         damage.describe()
     ))
     .hint("Find the largest hlculid stored in this cluster and, as a superuser, run SELECT hlculid_clock_recover(that_id); see \"Recovering the clock\" in hlculid's docs/troubleshooting.md.")
@@ -277,7 +278,7 @@ fn raise_write_error(e: std::io::Error) -> ! {
         Condition::MarkWriteFailed,
         format!(
             "could not write hlculid high-water mark file \"{}\": {e}",
-            persist::FILE_NAME
+            mark_file::FILE_NAME
         ),
     )
     .detail("No id is issued until its high-water mark is on disk, so that ids stay increasing across restarts.")

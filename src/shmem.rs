@@ -11,7 +11,7 @@
 use crate::errors::{Condition, UserError};
 use crate::settings;
 use hlculid_core::clock::SharedClock;
-use hlculid_core::persist;
+use hlculid_core::mark::file as mark_file;
 use pgrx::prelude::*;
 use pgrx::{pg_shmem_init, PGRXSharedMemory, PgAtomic};
 use std::cell::UnsafeCell;
@@ -158,16 +158,16 @@ impl MarkDamage {
 /// Runs in the postmaster whenever shared memory is (re)created. A missing file is a first
 /// start; one that cannot be trusted leaves the clock at zero with nothing reserved, and marked.
 fn load_clock() -> ClockShmem {
-    let (mark, damage) = match persist::load(&data_dir()) {
+    let (mark, damage) = match mark_file::load(&data_dir()) {
         Ok(mark) => (mark.unwrap_or(0), 0),
         Err(e) => {
             let damage = match e {
-                persist::LoadError::Io(_) => MarkDamage::Unreadable,
-                persist::LoadError::Corrupt(_) => MarkDamage::Corrupt,
+                mark_file::LoadError::Io(_) => MarkDamage::Unreadable,
+                mark_file::LoadError::Corrupt(_) => MarkDamage::Corrupt,
             };
             warning!(
                 "hlculid: the high-water mark file \"{}\" is {}: {e}; no ids are issued until a superuser runs hlculid_clock_recover()",
-                persist::FILE_NAME,
+                mark_file::FILE_NAME,
                 damage.describe()
             );
             (0, damage as u32)

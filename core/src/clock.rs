@@ -11,7 +11,7 @@
 //! anchor (the wall clock, or where a restart, an observe, a recovery or a backward step of the
 //! wall clock put the clock), so the rate of generation alone never drives ids into the future.
 //! A value refused for either reason is not taken: the clock does not move. The caller owns the
-//! clock source and the disk ([`crate::durable`] drives the protocol); this module only decides.
+//! clock source and the disk ([`crate::mark`] drives the protocol); this module only decides.
 
 use crate::layout::MAX_MS;
 use std::sync::atomic::{AtomicU64, Ordering};

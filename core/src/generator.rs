@@ -15,9 +15,9 @@
 
 use crate::bigint::{self, BigId, BigIdError};
 use crate::clock::{nth_value, SharedClock, Stats, EXHAUSTED};
-use crate::durable::{DurableClock, MarkStore, Refusal};
 use crate::layout::{Id, MAX_RANDOM};
-use crate::persist;
+use crate::mark::file as mark_file;
+use crate::mark::{DurableClock, MarkStore, Refusal};
 use crate::random::RandomSource;
 use crate::text::is_random_uuid;
 use std::cell::RefCell;
@@ -48,7 +48,7 @@ pub enum Error {
     /// The high-water mark file exists but cannot be read or is not a mark; opening refuses,
     /// since ids from a clock without its floor could sort before earlier ones. Open with
     /// [`Builder::floor`] (the largest id known to have been issued) to recover.
-    MarkDamaged(persist::LoadError),
+    MarkDamaged(mark_file::LoadError),
     /// The operating system gave no random bytes.
     Random(String),
     /// `generate_n` of 0 or more than 65536 ids; nothing was taken.
@@ -150,7 +150,7 @@ impl MarkStore for Mark {
         match self {
             // everything was reserved: asking for more means the range is used up
             Mark::InMemory => Err(Error::Exhausted),
-            Mark::File { dir, .. } => persist::store(dir, mark).map_err(Error::MarkWrite),
+            Mark::File { dir, .. } => mark_file::store(dir, mark).map_err(Error::MarkWrite),
         }
     }
 }
@@ -240,7 +240,7 @@ impl Builder {
         SEED_EPOCH.fetch_add(1, Ordering::Relaxed);
         let persisted = match &self.mark {
             None => 0,
-            Some((dir, _)) => match (persist::load(dir), self.floor) {
+            Some((dir, _)) => match (mark_file::load(dir), self.floor) {
                 (Ok(mark), _) => mark.unwrap_or(0),
                 (Err(_), Some(_)) => 0, // recovering: the floor replaces the damaged mark
                 (Err(e), None) => return Err(Error::MarkDamaged(e)),

@@ -36,12 +36,11 @@ pub mod clock;
 mod column;
 #[cfg(feature = "diesel")]
 pub mod diesel;
-pub mod durable;
 pub mod facade;
 pub mod generator;
 pub mod layout;
+pub mod mark;
 pub mod mask;
-pub mod persist;
 #[cfg(feature = "postgres")]
 mod postgres;
 pub mod random;
@@ -53,6 +52,18 @@ pub mod text;
 pub mod time;
 pub mod uuidv7;
 pub mod window;
+
+/// The mark's protocol, under its 0.4 name.
+#[deprecated(since = "0.5.0", note = "renamed `hlculid_core::mark`")]
+pub mod durable {
+    pub use crate::mark::{DurableClock, MarkStore, Refusal};
+}
+
+/// The mark file, under its 0.4 name.
+#[deprecated(since = "0.5.0", note = "renamed `hlculid_core::mark::file`")]
+pub mod persist {
+    pub use crate::mark::file::*;
+}
 
 pub use bigint::BigId;
 pub use generator::{Builder, Error, Generator};

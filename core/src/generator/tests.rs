@@ -89,7 +89,7 @@ fn a_persisted_generator_resumes_above_everything_issued_before() {
     let next = second.generate().unwrap();
     assert!(next > last, "{next} <= {last}");
     // The mark file is the server's format.
-    let mark = persist::load(&dir).unwrap().unwrap();
+    let mark = mark_file::load(&dir).unwrap().unwrap();
     assert!(mark >= next.logical());
 }
 
@@ -99,7 +99,7 @@ fn a_damaged_mark_refuses_to_open_until_given_a_floor() {
     let g = Generator::builder(6).persist(&dir).build().unwrap();
     let last = g.generate().unwrap();
     drop(g);
-    std::fs::write(dir.join(persist::FILE_NAME), b"garbage").unwrap();
+    std::fs::write(dir.join(mark_file::FILE_NAME), b"garbage").unwrap();
     match Generator::builder(6).persist(&dir).build() {
         Err(Error::MarkDamaged(_)) => {}
         other => panic!("opened: {:?}", other.map(|g| g.publisher())),
@@ -110,7 +110,7 @@ fn a_damaged_mark_refuses_to_open_until_given_a_floor() {
         .build()
         .unwrap();
     assert!(g.generate().unwrap() > last);
-    assert!(persist::load(&dir).is_ok());
+    assert!(mark_file::load(&dir).is_ok());
 }
 
 #[test]

@@ -1,4 +1,4 @@
-//! The persisted high-water mark: one small file in the data directory holding the largest
+//! The mark file: one small file in the data directory holding the largest
 //! logical clock value the server may have issued. Written as temp file, fsync, rename, fsync of
 //! the directory, so a crash leaves either the old or the new mark, never a torn one.
 

@@ -226,3 +226,14 @@ fn recover_makes_a_mark_above_the_floor_durable_before_raising_the_clock() {
     assert_eq!(mark, 10_000 * MS);
     assert_eq!(d.take(1, || 1_000, |_| {}).unwrap().logical, 9_000 * MS + 1);
 }
+
+#[test]
+#[allow(deprecated)]
+fn the_0_4_paths_name_the_same_items() {
+    // hlculid_core::durable and ::persist were renamed mark and mark::file in 0.5.0; code
+    // written against 0.4 still builds (with a deprecation warning)
+    assert_eq!(crate::persist::FILE_NAME, file::FILE_NAME);
+    assert_eq!(crate::persist::encode(42), file::encode(42));
+    let refused: crate::durable::Refusal<()> = Refusal::Exhausted;
+    assert_eq!(refused, Refusal::Exhausted);
+}
