@@ -1,11 +1,11 @@
 //! The high-water mark: the largest logical clock value that may have been issued, made durable
 //! before any value below it is (one word for it in the crate and the server: *mark*).
-//! [`file`] is its on-disk form; this module is the one protocol between a [`SharedClock`] and
-//! its durable mark, used by the
-//! server and by the crate's [`Generator`](crate::Generator) alike: take values; when the clock
-//! asks for a reservation, make a mark durable (writes serialised) and take again; at the
-//! run-ahead bound, wait for the wall clock and take again; report anything else as a
-//! [`Refusal`], which each side maps to its own errors in one place.
+//! [`file`](mod@file) is its on-disk form. This module is the one protocol between a
+//! [`SharedClock`] and its durable mark, used by the server and by the crate's
+//! [`Generator`](crate::Generator) alike: take values; when the clock asks for a reservation,
+//! make a mark durable (writes serialised) and take again; at the run-ahead bound, wait for the
+//! wall clock and take again; report anything else as a [`Refusal`], which each side maps to its
+//! own errors in one place.
 //!
 //! The clock never takes a value it then refuses, so however long the mark cannot be written
 //! and however often callers retry, the clock moves only by the values it returned.
