@@ -5,7 +5,8 @@
 #                            script takes through extension_sql_file! (src/*.rs);
 #   --@function NAME         replaced by the declaration(s) of the Rust function NAME (every
 #                            overload, sorted, each followed by an empty line) as pgrx generates it in the blessed install script
-#                            sql/hlculid--B.sql (scripts/schema-check.sh --bless writes it);
+#                            sql/hlculid--B.sql (scripts/schema-check.sh --bless writes it), or
+#                            the CREATE FUNCTION NAME statement an extension_sql! block of it has;
 #   --@function NAME replace the same, as CREATE OR REPLACE FUNCTION (an existing function
 #                            whose declaration changes: same argument names and result).
 # So each object's SQL is written once. Run it after blessing the install script. Once B is
@@ -26,6 +27,11 @@ install_function() { # install_function TEMPLATE NAME [replace]: NAME's blocks o
   awk -v name="$2" -v replace="$3" '
     /^\/\* <begin connected objects> \*\/$/ { inblk = 1; keep = 0; buf = ""; next }
     /^\/\* <\/end connected objects> \*\/$/ { if (keep) { printf "%s\n%c", buf, 0; found++ } inblk = 0; next }
+    inblk && index($0, "CREATE FUNCTION " name "(") == 1 { # written in extension_sql!: the statement
+      stmt = 1; sbuf = ""
+      if (replace != "") sub(/^CREATE FUNCTION/, "CREATE OR REPLACE FUNCTION")
+    }
+    stmt { sbuf = sbuf $0 "\n"; if ($0 ~ /;[[:space:]]*$/) { printf "%s\n%c", sbuf, 0; found++; stmt = 0 }; next }
     inblk && index($0, "CREATE  FUNCTION \"" name "\"(") == 1 {
       keep = 1
       if (replace != "") sub(/^CREATE  FUNCTION/, "CREATE OR REPLACE FUNCTION")
