@@ -2,7 +2,8 @@
 columns named like the helpers' internal aliases and output columns, SQL keywords, mixed case,
 spaces, quotes, 63-byte names; tables schema-qualified and found through the search_path. One
 list of names drives hlculid_create_partitions, hlculid_drop_partitions,
-hlculid_partition_bounds, hlculid_backfill and hlculid_read."""
+hlculid_partition_bounds, hlculid_backfill, hlculid_read, hlculid_read_below and
+hlculid_read_watermark."""
 
 import pytest
 
@@ -74,5 +75,14 @@ def test_every_helper_takes_the_name(server, name):
         conn.execute(f"CREATE TABLE {keyed} ({key} hlculid PRIMARY KEY DEFAULT hlculid_generate(), v int)")
         conn.execute(f"INSERT INTO {keyed} (v) SELECT generate_series(1, 5)")
         rows = conn.execute(f"SELECT v FROM hlculid_read(NULL::{keyed}, NULL, 10, {lit(name)})").fetchall()
+        assert [r[0] for r in rows] == [1, 2, 3, 4, 5]
+        # hlculid_read_below and hlculid_read_watermark on the same table and key (the watermark of
+        # this server's own publisher: its live horizon, whatever rows other tests left)
+        rows = conn.execute(f"SELECT v FROM hlculid_read_below(NULL::{keyed}, NULL, hlculid_horizon(), 10, "
+                            f"{lit(name)})").fetchall()
+        assert [r[0] for r in rows] == [1, 2, 3, 4, 5]
+        own = conn.execute("SELECT publisher FROM hlculid_clock()").fetchone()[0]
+        rows = conn.execute(f"SELECT v FROM hlculid_read_watermark(NULL::{keyed}, NULL, ARRAY[{own}], 10, "
+                            f"{lit(name)})").fetchall()
         assert [r[0] for r in rows] == [1, 2, 3, 4, 5]
         conn.execute(f"DROP SCHEMA {sch} CASCADE")
