@@ -144,3 +144,12 @@ def test_wrong_input_is_an_error():
     assert "not 'medium'" in run("--plan", "--tier", "medium", "--majors", "15").stderr
     assert "unsupported major(s) 14" in run("--plan", "--tier", "quick", "--majors", "14 15").stderr
     assert "not a regular expression" in run("--plan", "--tier", "quick", "--majors", "15", "--steps", "(").stderr
+
+
+def test_a_reader_that_stops_early_gets_no_traceback():
+    # `scripts/test.sh --list | head`: the pipe closes before the list is written
+    p = subprocess.Popen([sys.executable, str(TOOLS / "matrix.py"), "--list", "--tier", "full"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.close()
+    err = p.stderr.read().decode()
+    assert p.wait() == 0 and "Traceback" not in err and "BrokenPipe" not in err, err
