@@ -14,6 +14,7 @@ v=$(crate_version)
 IFS=. read -r ma mi _ <<<"$v"
 next=${1:-$ma.$((mi + 1)).0}
 scratch=$(mktemp -d /tmp/hlculid-rehearsal.XXXXXX)
+chmod 755 "$scratch" # the servers run as postgres
 keep=${HLCULID_KEEP_SCRATCH:-0}
 [ "$keep" = 1 ] || trap 'rm -rf "$scratch"' EXIT
 git clone -q "$REPO" "$scratch/hlculid"
