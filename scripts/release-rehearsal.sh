@@ -13,7 +13,7 @@ cd "$REPO"
 v=$(crate_version)
 IFS=. read -r ma mi _ <<<"$v"
 next=${1:-$ma.$((mi + 1)).0}
-scratch=$(mktemp -d /tmp/hlculid-rehearsal.XXXXXX)
+scratch=$(mktemp -d /tmp/hlrh.XXXXXX) # short: each server's socket path has 107 bytes at most
 chmod 755 "$scratch" # the servers run as postgres
 keep=${HLCULID_KEEP_SCRATCH:-0}
 [ "$keep" = 1 ] || trap 'rm -rf "$scratch"' EXIT

@@ -116,6 +116,10 @@ class Cluster:
         self.bin = bindir(self.major)
         label = self.major if "/" not in self.major else "x"
         self.dir = Path(directory) if directory else RUN_ROOT / f"{name}-{label}-{uuid.uuid4().hex[:6]}"
+        # the server's socket lives in its directory, and a Unix socket's path has 107 bytes at most
+        if len(str(self.dir / ".s.PGSQL.65535")) > 107:
+            raise RuntimeError(f"{self.dir}: too deep for the server's Unix socket (107 bytes at most): "
+                               "a shorter HLCULID_SCRATCH / HLCULID_RUN_ROOT")
         self.data = self.dir / "data"
         self.port = free_port()
         self.faketime_file = self.dir / "faketime"

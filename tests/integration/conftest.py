@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from pgcluster import Cluster, deselect_for_tier, register_tier_markers  # noqa: E402
+from pgcluster import RUN_ROOT, Cluster, deselect_for_tier, register_tier_markers  # noqa: E402
 
 
 def pytest_configure(config):
@@ -44,8 +44,31 @@ def pytest_runtest_call(item):
     return result
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Each phase's report on the item (item.rep_call ...), for the fixtures' teardown."""
+    report = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report
+
+
+def keep_server_logs(request, clusters):
+    """A failed test's server logs outlive its clusters: copied to RUN_ROOT/failed-servers/."""
+    rep = getattr(request.node, "rep_call", None)
+    if rep is None or not rep.failed:
+        return
+    dest = RUN_ROOT / "failed-servers"
+    dest.mkdir(parents=True, exist_ok=True)
+    for c in clusters:
+        log = c.dir / "server.log"
+        if log.exists():
+            kept = dest / f"{request.node.name[:80]}-{c.dir.name}.log"
+            shutil.copyfile(log, kept)
+            print(f"server log of {c.dir.name} kept: {kept}")
+
+
 @pytest.fixture
-def make_cluster():
+def make_cluster(request):
     made = []
 
     def make(name, **kw):
@@ -56,4 +79,6 @@ def make_cluster():
     yield make
     for c in made:
         c.stop("immediate")
+    keep_server_logs(request, made)
+    for c in made:
         shutil.rmtree(c.dir, ignore_errors=True)
