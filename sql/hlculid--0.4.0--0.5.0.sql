@@ -1003,6 +1003,11 @@ DECLARE
     unreachable text;
     pending text[];
 BEGIN
+    IF pg_catalog.to_regprocedure('pg_catalog.run_command_on_all_nodes(text,boolean,boolean)') IS NULL THEN
+        RAISE EXCEPTION 'hlculid_cluster_pending() needs Citus'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Without Citus no distributed transaction is pending: hlculid_horizon_holders shows what holds this server''s horizon.';
+    END IF;
     SELECT c.initiator_node_identifier, c.transaction_number INTO own_node, own_number
     FROM pg_catalog.get_current_transaction_id() c;
     -- the distributed transactions of every node, in one round trip
