@@ -97,6 +97,9 @@ def test_the_publisher_worker_comes_back_after_termination(make_cluster):
                                                 "hlculid.horizon_interval = '100ms'")).start()
     c.sql("CREATE EXTENSION hlculid")
     worker = "SELECT pid FROM pg_stat_activity WHERE backend_type = 'hlculid' AND datname = 'postgres'"
+    # the row first: a worker that started before CREATE EXTENSION exits on its own and is
+    # restarted after a backoff, so a worker being there does not mean it has published
+    wait_for(c, "SELECT count(*) FROM hlculid_horizons WHERE publisher = 7", 1)
     wait_for(c, f"SELECT count(*) FROM ({worker}) w", 1)
     first = c.one(worker)
     c.sql("SELECT pg_terminate_backend(%s)", (first,))
