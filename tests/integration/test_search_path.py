@@ -202,7 +202,6 @@ def test_a_hostile_search_path_cannot_empty_the_prepared_lookup(make_cluster):
         a = p.execute("INSERT INTO public.ev (n) VALUES (1) RETURNING id::text").fetchone()[0]
         p.execute("PREPARE TRANSACTION 'p1'")
     c.sql("INSERT INTO public.ev (n) VALUES (2)", dbname="victim")
-    time.sleep(1.5)  # the writer persists the floor once a second
     c.stop()
     c.start()
     c.wait_ready()
