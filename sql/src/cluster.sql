@@ -64,7 +64,7 @@ BEGIN
     INTO nodes, gids, unreachable
     FROM pg_catalog.run_command_on_all_nodes(
              $c$SELECT COALESCE(pg_catalog.string_agg(gid, ' '), '')
-                FROM pg_catalog.pg_prepared_xacts WHERE gid LIKE 'citus\_%'$c$) r;
+                FROM pg_catalog.pg_prepared_xacts WHERE gid OPERATOR(pg_catalog.~~) 'citus\_%'$c$) r;
     IF unreachable IS NOT NULL THEN
         RAISE EXCEPTION 'hlculid_cluster_horizon() could not reach every node'
             USING ERRCODE = 'connection_failure', DETAIL = unreachable,

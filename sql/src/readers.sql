@@ -5,10 +5,10 @@
 -- schema-qualified; the extension's own through @extschema@.
 
 -- The smallest horizon of the publishers named (NULL: every row, and this server's own live
--- horizon when it makes ids). NULL, never a value too high, while a named publisher has no row
--- or a subscription of this database has a table not yet synchronised. An error under
--- REPEATABLE READ (0.5.0): the transaction's snapshot predates the rows and the live horizon it
--- reads, as for hlculid_horizon().
+-- horizon when it makes ids, its idle clock caught up since 0.5.0). NULL, never a value too
+-- high, while a named publisher has no row or a subscription of this database has a table not
+-- yet synchronised. An error under REPEATABLE READ (0.5.0): the transaction's snapshot predates
+-- the rows and the live horizon it reads, as for hlculid_horizon().
 CREATE OR REPLACE FUNCTION hlculid_watermark(publishers int4[] DEFAULT NULL)
 RETURNS @extschema@.hlculid
 LANGUAGE plpgsql VOLATILE
@@ -42,10 +42,11 @@ BEGIN
                WHERE d.datname = current_database() AND r.srsubstate <> 'r') THEN
         RETURN NULL;
     END IF;
-    -- This server's own ids: its live horizon, when it makes ids.
+    -- This server's own ids: its live horizon, when it makes ids, the clock first brought up to
+    -- the wall clock (0.5.0): an idle clock's horizon would hold every other publisher back.
     IF current_setting('hlculid.publisher_id', true) IS NOT NULL AND NOT pg_is_in_recovery() THEN
         own := (SELECT c.publisher FROM @extschema@.hlculid_clock() c);
-        live := @extschema@.hlculid_horizon();
+        live := @extschema@.hlculid_horizon_catch_up();
     END IF;
     IF $1 IS NULL THEN
         SELECT @extschema@.min(h.horizon) INTO result FROM @extschema@.hlculid_horizons h

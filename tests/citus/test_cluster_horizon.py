@@ -8,7 +8,9 @@ lose no row that any node makes or shows, where a naive cursor loses some in the
   the nodes: the coordinator's slot is released only after Citus' commit callback (0.4.0 released
   it first when `citus` came first in shared_preload_libraries).
 - A COMMIT PREPARED that fails (the proxy drops the connection): the rows stay invisible until
-  Citus recovers the prepared transaction, and the cluster horizon waits for it."""
+  Citus recovers the prepared transaction, and the cluster horizon waits for it.
+- A node that does not answer: the cluster horizon and the pending list name it (08006) and return
+  nothing."""
 
 import random
 import socket
@@ -295,3 +297,19 @@ def test_the_cluster_horizon_refuses_what_it_cannot_vouch_for(citus):
     finally:
         co.sql("DROP TABLE IF EXISTS ch_events")
         co.sql("DROP ROLE ch_reader")
+
+
+def test_an_unreachable_node_is_named_and_no_horizon_is_returned(citus):
+    co, w2 = citus.coordinator, citus.workers[1]
+    node = co.one("SELECT nodeid FROM pg_dist_node WHERE nodeport = %s", (w2.port,))
+    assert co.one("SELECT hlculid_cluster_horizon() IS NOT NULL")
+    w2.stop()
+    try:
+        for f in ("hlculid_cluster_horizon()", "hlculid_cluster_pending()"):
+            with pytest.raises(psycopg.errors.ConnectionFailure) as e:
+                co.sql(f"SELECT {f}")
+            assert e.value.diag.message_detail.startswith(f"{node}: "), e.value.diag.message_detail
+            assert "unreachable" in e.value.diag.message_hint
+    finally:
+        w2.start()
+    assert co.one("SELECT hlculid_cluster_horizon() IS NOT NULL")

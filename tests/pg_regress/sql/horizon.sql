@@ -108,5 +108,13 @@ SELECT err('SELECT hlculid_watermark(ARRAY[5, NULL])', false);
 SELECT err('SELECT hlculid_watermark(ARRAY[65536])', false);
 DELETE FROM hlculid_horizons WHERE publisher = 5;
 SELECT hlculid_watermark() <= hlculid_horizon() AS own_only;
+-- an idle clock does not hold the watermark back (0.5.0): this server's own part is its horizon
+-- with the clock brought up to the wall clock first, as hlculid_publish_horizon() writes it
+SELECT hlculid_horizon() AS idle \gset
+SELECT pg_sleep(0.05);
+SELECT hlculid_advance_horizon(5, hlculid_min(clock_timestamp() - interval '10 ms')) IS NOT NULL AS arrived;
+SELECT hlculid_watermark(ARRAY[5, 42]) = (SELECT horizon FROM hlculid_horizons WHERE publisher = 5) AS not_held_back,
+       hlculid_watermark(ARRAY[42]) > :'idle' AS own_part_moved;
+DELETE FROM hlculid_horizons WHERE publisher = 5;
 DROP TABLE hz_events, hz_other;
 DELETE FROM hlculid_horizons;
