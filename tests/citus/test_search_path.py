@@ -61,6 +61,19 @@ def test_the_cluster_functions_run_nothing_a_database_owner_planted(citus, hosti
             assert su.execute("SELECT public.hlculid_cluster_horizon('50 ms')").fetchone()[0] is None
             other.commit()
         assert su.execute("SELECT public.hlculid_cluster_horizon() IS NOT NULL").fetchone()[0] is True
+        # a prepared transaction named like Citus' on a worker, so the command that lists them
+        # evaluates its expressions on a row (a name Citus' own recovery does not parse)
+        w1 = citus.workers[0]
+        node = co.one("SELECT nodeid FROM pg_dist_node WHERE nodeport = %s", (w1.port,))
+        with w1.connect(autocommit=False) as p:
+            p.execute("SELECT 1")
+            p.execute("PREPARE TRANSACTION 'citus_hlculid_sp'")
+        try:
+            pending = su.execute("SELECT public.hlculid_cluster_pending()").fetchone()[0]
+            assert f"prepared {node}:citus_hlculid_sp" in pending, pending
+            assert su.execute("SELECT public.hlculid_cluster_horizon('50 ms')").fetchone()[0] is None
+        finally:
+            w1.sql("ROLLBACK PREPARED 'citus_hlculid_sp'")
     for n in hostile:
         assert ran(n) == [], n.port
     assert not any(is_superuser(n, "mallory") for n in hostile)
