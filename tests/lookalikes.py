@@ -72,6 +72,23 @@ PASS = {"quote_ident(name)": "pg_catalog.quote_ident($1::pg_catalog.text)",
         "to_regprocedure(text)": "pg_catalog.to_regprocedure($1)"}
 
 
+def arm(c, dbname="postgres", setup=()):
+    """As mallory (who may create in the database and in `public`): the table `public.ran`, the
+    schemas "postgres" ($user of the superuser) and mallory, and the look-alikes in all three;
+    then shows they are live (each wins where a call site leaves room for it: mallory's own default
+    path finds schema mallory's first) and empties `ran`. `setup`: the superuser's statements
+    first (settings mallory may not have)."""
+    with c.connect(dbname=dbname) as conn:
+        for stmt in [*setup, "SET ROLE mallory", "CREATE TABLE public.ran (what text, by_user name, session name)",
+                     "GRANT INSERT ON public.ran TO PUBLIC", "CREATE SCHEMA postgres", "CREATE SCHEMA mallory"]:
+            conn.execute(stmt)
+    plant(c, ["public", "postgres", "mallory"], dbname, setup)
+    with c.connect(user="mallory", dbname=dbname) as conn:
+        conn.execute("SELECT quote_ident('x'::name), 'a'::name || 'b'::text")
+    assert {r[0] for r in ran(c, dbname)} == {"mallory.quote_ident(name)", "mallory.||(name, text)"}
+    c.sql("TRUNCATE public.ran", dbname=dbname)
+
+
 def plant(c, schemas, dbname="postgres", setup=()):
     """mallory's look-alikes of every name in FUNCTIONS and OPERATORS, in each of `schemas`,
     created by mallory after the superuser's `setup` statements (settings mallory may not have)."""

@@ -7,7 +7,7 @@ calls the cluster functions on the coordinator; the commands they send run on ev
 path that node's new session gets."""
 
 import pytest
-from lookalikes import is_superuser, plant, ran
+from lookalikes import arm, is_superuser, ran
 
 LOCAL = "SET citus.enable_ddl_propagation = off"  # each node's objects are its own
 
@@ -27,18 +27,9 @@ def hostile(citus, sp_events):
     nodes = [citus.coordinator, *citus.workers]
     try:
         for n in nodes:
-            with n.connect() as conn:
-                for stmt in (LOCAL, "CREATE ROLE mallory LOGIN", "GRANT CREATE ON DATABASE postgres TO mallory",
-                             "GRANT CREATE ON SCHEMA public TO mallory", "SET ROLE mallory",
-                             "CREATE TABLE public.ran (what text, by_user name, session name)",
-                             "GRANT INSERT ON public.ran TO PUBLIC", "CREATE SCHEMA postgres", "CREATE SCHEMA mallory"):
-                    conn.execute(stmt)
-            plant(n, ["public", "postgres", "mallory"], setup=[LOCAL])
-            # the look-alikes are live on each node: mallory's own path finds schema mallory's first
-            with n.connect(user="mallory") as conn:
-                conn.execute("SELECT quote_ident('x'::name)")
-            assert [r[0] for r in ran(n)] == ["mallory.quote_ident(name)"]
-            n.sql("TRUNCATE public.ran")
+            n.sql(LOCAL + "; CREATE ROLE mallory LOGIN; GRANT CREATE ON DATABASE postgres TO mallory; "
+                  "GRANT CREATE ON SCHEMA public TO mallory")
+            arm(n, setup=[LOCAL])
         yield nodes
     finally:
         for n in nodes:

@@ -11,7 +11,7 @@ its own search_path. Each look-alike records who ran it and, run by a superuser,
 
 import time
 
-from lookalikes import is_superuser, plant, ran
+from lookalikes import arm, is_superuser, ran
 
 
 def hostile_database(c):
@@ -21,18 +21,7 @@ def hostile_database(c):
     c.sql("CREATE ROLE mallory LOGIN")
     c.sql("CREATE DATABASE victim OWNER mallory")
     c.sql("CREATE EXTENSION hlculid", dbname="victim")
-    with c.connect(user="mallory", dbname="victim") as conn:
-        conn.execute("CREATE TABLE public.ran (what text, by_user name, session name)")
-        conn.execute("GRANT INSERT ON public.ran TO PUBLIC")
-        conn.execute("CREATE SCHEMA postgres")
-        conn.execute("CREATE SCHEMA mallory")
-    plant(c, ["public", "postgres", "mallory"], "victim")
-    # the look-alikes are live: each wins where a call site leaves room for it, and reports it
-    with c.connect(user="mallory", dbname="victim") as conn:
-        conn.execute("SELECT quote_ident('x'::name), 'a'::name || 'b'::text")
-    # (mallory's own default path, "$user", public, finds schema mallory's first)
-    assert {r[0] for r in ran(c, "victim")} == {"mallory.quote_ident(name)", "mallory.||(name, text)"}
-    c.sql("TRUNCATE public.ran", dbname="victim")
+    arm(c, "victim")
 
 
 def test_the_horizon_publisher_runs_nothing_a_database_owner_planted(make_cluster):
