@@ -19,6 +19,11 @@ for m in $ALL_MAJORS; do
     v=$(basename "$f" | sed -E 's/^hlculid--([0-9.]+[0-9])(\.pg[0-9]+)?\.sql$/\1/')
     # by rename: the tests of another major may be reading it (scripts/test.sh runs two at once)
     install -m 644 "$f" "$dir/.hlculid--$v.sql.$$" && mv -f "$dir/.hlculid--$v.sql.$$" "$dir/hlculid--$v.sql"
+    # Up to 0.4.0 the control file named no schema: CREATE EXTENSION put it in the first schema of
+    # the path, public. A secondary control file per old version says so again (the primary one
+    # says pg_catalog since 0.5.0), so CREATE EXTENSION ... VERSION makes what those releases made.
+    printf "# test fixture (scripts/integration.sh): where hlculid %s was installed\nschema = public\n" "$v" \
+      >"$dir/.hlculid--$v.control.$$" && mv -f "$dir/.hlculid--$v.control.$$" "$dir/hlculid--$v.control"
   done
 done
 export HLCULID_PG=$major HLCULID_RUN_ROOT=$RUN_ROOT/integration HLCULID_STAGE_DIR=$PACKAGE_DIR

@@ -6,6 +6,54 @@
 -- (hand-written sections) or the sql/src/*.sql sources it includes, never this file.
 \echo Use "ALTER EXTENSION hlculid UPDATE TO '0.5.0'" to load this file. \quit
 
+-- == a home no one else controls: pg_catalog, and the schema hlculid for the relations ==
+-- 0.4.0 lived in the schema it was created in (public, which a database's owner controls since
+-- PostgreSQL 15): a function planted there with the exact types of a call ran as its caller, and
+-- a renamed schema redirected the names written in its bodies. Everything moves (OIDs, grants,
+-- comments, the tables using the type and their indexes kept): the types, functions, operators,
+-- operator classes and aggregates into pg_catalog, where only superusers create and nothing is
+-- renamed; the table and the view into the schema hlculid, created here (PostgreSQL creates no
+-- table in pg_catalog after initdb, and pg_upgrade could not restore one). docs/security.md,
+-- docs/upgrading.md.
+-- Nothing below resolves a name through the old schema: this script runs with it on its path.
+SET search_path = pg_catalog, pg_temp;
+DO $move$
+BEGIN
+    IF pg_catalog.to_regnamespace('hlculid') IS NOT NULL THEN
+        RAISE EXCEPTION 'schema "hlculid" already exists'
+            USING ERRCODE = 'duplicate_schema',
+                  DETAIL = 'hlculid 0.5.0 keeps its table and view in a schema of its own named hlculid, created by this update.',
+                  HINT = 'Rename or drop that schema (after checking what it holds), then update again.';
+    END IF;
+END
+$move$;
+-- ALTER EXTENSION SET SCHEMA moves every member and the extension's own record; a non-relocatable
+-- extension refuses it, so relocatable it is, for this one statement.
+UPDATE pg_catalog.pg_extension SET extrelocatable = true
+WHERE extname OPERATOR(pg_catalog.=) 'hlculid'::pg_catalog.name;
+ALTER EXTENSION hlculid SET SCHEMA pg_catalog;
+UPDATE pg_catalog.pg_extension SET extrelocatable = false
+WHERE extname OPERATOR(pg_catalog.=) 'hlculid'::pg_catalog.name;
+CREATE SCHEMA hlculid;
+GRANT USAGE ON SCHEMA hlculid TO PUBLIC;
+COMMENT ON SCHEMA hlculid IS 'the hlculid extension''s tables and views (its types and functions are in pg_catalog)';
+ALTER TABLE pg_catalog.hlculid_horizons SET SCHEMA hlculid;
+ALTER VIEW pg_catalog.hlculid_horizon_holders SET SCHEMA hlculid;
+-- The bodies that named the old schema are written again below (each section's CREATE OR
+-- REPLACE keeps the OID); this one is not otherwise changed.
+-- hlculid_publish_horizon (0.4.0): this server's row, its publisher id and its horizon, the clock
+-- first brought up to the wall clock (an idle publisher's horizon moves with time). Its own source,
+-- as CREATE OR REPLACE, so that the install script (through src/horizons.rs) and the 0.4.0 -> 0.5.0
+-- upgrade script (which moves it to pg_catalog and rewrites its body) share one text.
+CREATE OR REPLACE FUNCTION hlculid_publish_horizon()
+RETURNS pg_catalog.hlculid
+LANGUAGE sql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+    SELECT pg_catalog.hlculid_advance_horizon(c.publisher, pg_catalog.hlculid_horizon_catch_up())
+    FROM pg_catalog.hlculid_clock() c;
+$fn$;
+
 -- == skip support ==
 -- As in every script since 0.2.0: a database moved to PostgreSQL 18 with pg_upgrade gains btree
 -- support function 6 here, so the update ends in the catalog of a fresh install on 18.
@@ -27,16 +75,16 @@ END $$;
 -- `tstzrange @> id` (0.5.0): the commutator of `id <@ tstzrange`, so a window can be written
 -- either way round; the same estimator and the same index conditions (src/window.rs). One source:
 -- the install script takes it through src/window.rs, the 0.4.0 -> 0.5.0 upgrade script includes it.
-CREATE FUNCTION hlculid_range_contains(range tstzrange, id @extschema@.hlculid) RETURNS boolean
+CREATE FUNCTION hlculid_range_contains(range tstzrange, id pg_catalog.hlculid) RETURNS boolean
     IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
-    SUPPORT @extschema@.hlculid_in_range_support
+    SUPPORT pg_catalog.hlculid_in_range_support
     LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_range_contains_wrapper';
 CREATE OPERATOR @> (
     LEFTARG = tstzrange,
-    RIGHTARG = @extschema@.hlculid,
-    FUNCTION = @extschema@.hlculid_range_contains,
-    COMMUTATOR = OPERATOR(@extschema@.<@),
-    RESTRICT = @extschema@.hlculid_in_range_sel,
+    RIGHTARG = pg_catalog.hlculid,
+    FUNCTION = pg_catalog.hlculid_range_contains,
+    COMMUTATOR = OPERATOR(pg_catalog.<@),
+    RESTRICT = pg_catalog.hlculid_in_range_sel,
     JOIN = pg_catalog.contjoinsel
 );
 COMMENT ON FUNCTION hlculid_range_contains(tstzrange, hlculid) IS 'true when the id''s time lies in the range (the function behind tstzrange @> hlculid)';
@@ -106,13 +154,13 @@ COMMENT ON FUNCTION hlculid_unmask_bigint_any(bigint) IS 'the bigint ids a maske
 -- horizon further ahead of this server's clock than hlculid.max_clock_skew is refused, as
 -- hlculid_observe refuses such an id: a row that far ahead would make events still to be made
 -- "final" for every reader of the watermark, for good (a row is never lowered).
-CREATE OR REPLACE FUNCTION hlculid_advance_horizon(publisher int4, horizon @extschema@.hlculid)
-RETURNS @extschema@.hlculid
+CREATE OR REPLACE FUNCTION hlculid_advance_horizon(publisher int4, horizon pg_catalog.hlculid)
+RETURNS pg_catalog.hlculid
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-    result @extschema@.hlculid;
+    result pg_catalog.hlculid;
     skew interval := coalesce(nullif(current_setting('hlculid.max_clock_skew', true), ''), '500ms')::interval;
     clock timestamptz := clock_timestamp();
 BEGIN
@@ -128,20 +176,20 @@ BEGIN
     END IF;
     -- this server's clock: its logical time when preloaded (it may run ahead of the wall clock)
     IF current_setting('hlculid.publisher_id', true) IS NOT NULL THEN
-        clock := greatest(clock, (SELECT c.logical_time FROM @extschema@.hlculid_clock() c));
+        clock := greatest(clock, (SELECT c.logical_time FROM pg_catalog.hlculid_clock() c));
     END IF;
-    IF @extschema@.hlculid_ts($2) > clock + skew THEN
-        RAISE EXCEPTION 'horizon % is % ahead of this server''s clock', $2, @extschema@.hlculid_ts($2) - clock
+    IF pg_catalog.hlculid_ts($2) > clock + skew THEN
+        RAISE EXCEPTION 'horizon % is % ahead of this server''s clock', $2, pg_catalog.hlculid_ts($2) - clock
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = format('A horizon may be at most hlculid.max_clock_skew (%s) ahead of the clock: events below it would count as arrived before they are made.', skew),
                   HINT = 'Fix the publisher''s clock, or raise hlculid.max_clock_skew.';
     END IF;
-    INSERT INTO @extschema@.hlculid_horizons AS h (publisher, horizon, updated_at)
+    INSERT INTO hlculid.hlculid_horizons AS h (publisher, horizon, updated_at)
     VALUES ($1, $2, clock_timestamp())
     ON CONFLICT ON CONSTRAINT hlculid_horizons_pkey DO UPDATE
         SET horizon = excluded.horizon, updated_at = excluded.updated_at
-        WHERE h.horizon OPERATOR(@extschema@.<) excluded.horizon;
-    SELECT h.horizon INTO result FROM @extschema@.hlculid_horizons h WHERE h.publisher = $1;
+        WHERE h.horizon OPERATOR(pg_catalog.<) excluded.horizon;
+    SELECT h.horizon INTO result FROM hlculid.hlculid_horizons h WHERE h.publisher = $1;
     RETURN result;
 END
 $fn$;
@@ -152,7 +200,7 @@ $fn$;
 -- src/horizons.rs after horizons.sql, and the 0.4.0 -> 0.5.0 upgrade script, which keeps OIDs and
 -- grants, share one text): the watermark across publishers, and the helpers that take a bound in
 -- one statement and read below it in the next. Objects outside the extension are
--- schema-qualified; the extension's own through @extschema@.
+-- schema-qualified; the extension's own through pg_catalog.
 
 -- The smallest horizon of the publishers named (NULL: every row, and this server's own live
 -- horizon when it makes ids, its idle clock caught up since 0.5.0). NULL, never a value too
@@ -160,14 +208,14 @@ $fn$;
 -- yet synchronised. An error under REPEATABLE READ (0.5.0): the transaction's snapshot predates
 -- the rows and the live horizon it reads, as for hlculid_horizon().
 CREATE OR REPLACE FUNCTION hlculid_watermark(publishers int4[] DEFAULT NULL)
-RETURNS @extschema@.hlculid
+RETURNS pg_catalog.hlculid
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
     own int4;
-    live @extschema@.hlculid;
-    result @extschema@.hlculid;
+    live pg_catalog.hlculid;
+    result pg_catalog.hlculid;
     missing int4;
 BEGIN
     IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
@@ -195,26 +243,26 @@ BEGIN
     -- This server's own ids: its live horizon, when it makes ids, the clock first brought up to
     -- the wall clock (0.5.0): an idle clock's horizon would hold every other publisher back.
     IF current_setting('hlculid.publisher_id', true) IS NOT NULL AND NOT pg_is_in_recovery() THEN
-        own := (SELECT c.publisher FROM @extschema@.hlculid_clock() c);
-        live := @extschema@.hlculid_horizon_catch_up();
+        own := (SELECT c.publisher FROM pg_catalog.hlculid_clock() c);
+        live := pg_catalog.hlculid_horizon_catch_up();
     END IF;
     IF $1 IS NULL THEN
-        SELECT @extschema@.min(h.horizon) INTO result FROM @extschema@.hlculid_horizons h
+        SELECT pg_catalog.min(h.horizon) INTO result FROM hlculid.hlculid_horizons h
         WHERE own IS NULL OR h.publisher <> own;
-        IF live IS NOT NULL AND (result IS NULL OR live OPERATOR(@extschema@.<) result) THEN
+        IF live IS NOT NULL AND (result IS NULL OR live OPERATOR(pg_catalog.<) result) THEN
             result := live;
         END IF;
         RETURN result;
     END IF;
     SELECT count(*) INTO missing FROM (SELECT DISTINCT p FROM unnest($1) p) n
     WHERE (own IS NULL OR n.p <> own)
-      AND NOT EXISTS (SELECT 1 FROM @extschema@.hlculid_horizons h WHERE h.publisher = n.p);
+      AND NOT EXISTS (SELECT 1 FROM hlculid.hlculid_horizons h WHERE h.publisher = n.p);
     IF missing > 0 OR cardinality($1) = 0 THEN
         RETURN NULL;
     END IF;
-    SELECT @extschema@.min(h.horizon) INTO result FROM @extschema@.hlculid_horizons h
+    SELECT pg_catalog.min(h.horizon) INTO result FROM hlculid.hlculid_horizons h
     WHERE h.publisher = ANY ($1) AND (own IS NULL OR h.publisher <> own);
-    IF own = ANY ($1) AND (result IS NULL OR live OPERATOR(@extschema@.<) result) THEN
+    IF own = ANY ($1) AND (result IS NULL OR live OPERATOR(pg_catalog.<) result) THEN
         result := live;
     END IF;
     RETURN result;
@@ -225,8 +273,8 @@ $fn$;
 -- call began (its own statement, READ COMMITTED): a bound the caller took before the call (its
 -- arguments are evaluated first) vouches for every row below it. The one place that checks the
 -- table and the column for the readers below. NULL `below` (a watermark not yet known): no rows.
-CREATE FUNCTION hlculid_read_below(table_row anyelement, after @extschema@.hlculid,
-                                   below @extschema@.hlculid, max_rows int4 DEFAULT 1000,
+CREATE FUNCTION hlculid_read_below(table_row anyelement, after pg_catalog.hlculid,
+                                   below pg_catalog.hlculid, max_rows int4 DEFAULT 1000,
                                    id_column name DEFAULT 'id')
 RETURNS SETOF anyelement
 LANGUAGE plpgsql VOLATILE
@@ -254,12 +302,12 @@ BEGIN
         RAISE EXCEPTION 'column "%" of relation % does not exist', $5, rel
             USING ERRCODE = 'undefined_column';
     END IF;
-    IF col_type <> '@extschema@.hlculid'::regtype THEN
+    IF col_type <> 'pg_catalog.hlculid'::regtype THEN
         RAISE EXCEPTION 'column "%" of relation % is of type %, not hlculid', $5, rel, col_type
             USING ERRCODE = 'datatype_mismatch';
     END IF;
     RETURN QUERY EXECUTE pg_catalog.format(
-        'SELECT * FROM %s t WHERE ($1 IS NULL OR t.%I OPERATOR(@extschema@.>) $1) AND t.%I OPERATOR(@extschema@.<) $2 ORDER BY t.%I USING OPERATOR(@extschema@.<) LIMIT $3',
+        'SELECT * FROM %s t WHERE ($1 IS NULL OR t.%I OPERATOR(pg_catalog.>) $1) AND t.%I OPERATOR(pg_catalog.<) $2 ORDER BY t.%I USING OPERATOR(pg_catalog.<) LIMIT $3',
         rel, $5, $5, $5)
     USING $2, $3, $4;
 END
@@ -267,7 +315,7 @@ $fn$;
 
 -- The next rows after `after`, below the horizon: the horizon in one statement, the read in the
 -- next. This server's horizon, or for a table Citus spreads over nodes (0.5.0), the cluster's.
-CREATE OR REPLACE FUNCTION hlculid_read(table_row anyelement, after @extschema@.hlculid,
+CREATE OR REPLACE FUNCTION hlculid_read(table_row anyelement, after pg_catalog.hlculid,
                                         max_rows int4 DEFAULT 1000, id_column name DEFAULT 'id')
 RETURNS SETOF anyelement
 LANGUAGE plpgsql VOLATILE
@@ -275,23 +323,23 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
     rel regclass;
-    h @extschema@.hlculid;
+    h pg_catalog.hlculid;
 BEGIN
     SELECT t.typrelid::regclass INTO rel FROM pg_catalog.pg_type t
     WHERE t.oid = pg_catalog.pg_typeof($1) AND t.typrelid <> 0;
-    IF rel IS NOT NULL AND @extschema@.hlculid_citus_table(rel) THEN
-        h := @extschema@.hlculid_cluster_horizon();
+    IF rel IS NOT NULL AND pg_catalog.hlculid_citus_table(rel) THEN
+        h := pg_catalog.hlculid_cluster_horizon();
     ELSE
-        h := @extschema@.hlculid_horizon();
+        h := pg_catalog.hlculid_horizon();
     END IF;
-    RETURN QUERY SELECT * FROM @extschema@.hlculid_read_below($1, $2, h, $3, $4);
+    RETURN QUERY SELECT * FROM pg_catalog.hlculid_read_below($1, $2, h, $3, $4);
 END
 $fn$;
 
 -- The next rows after `after`, below the watermark of `publishers` (NULL: every row, and this
 -- server's own): the watermark in one statement, the read in the next. No rows while the
 -- watermark is NULL. Works on a standby, where the replicated rows vouch for the events.
-CREATE FUNCTION hlculid_read_watermark(table_row anyelement, after @extschema@.hlculid,
+CREATE FUNCTION hlculid_read_watermark(table_row anyelement, after pg_catalog.hlculid,
                                        publishers int4[] DEFAULT NULL, max_rows int4 DEFAULT 1000,
                                        id_column name DEFAULT 'id')
 RETURNS SETOF anyelement
@@ -299,10 +347,10 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-    w @extschema@.hlculid;
+    w pg_catalog.hlculid;
 BEGIN
-    w := @extschema@.hlculid_watermark($3);
-    RETURN QUERY SELECT * FROM @extschema@.hlculid_read_below($1, $2, w, $4, $5);
+    w := pg_catalog.hlculid_watermark($3);
+    RETURN QUERY SELECT * FROM pg_catalog.hlculid_read_below($1, $2, w, $4, $5);
 END
 $fn$;
 
@@ -312,12 +360,20 @@ COMMENT ON FUNCTION hlculid_read(anyelement, hlculid, int4, name) IS 'the next r
 COMMENT ON FUNCTION hlculid_read_watermark(anyelement, hlculid, int4[], int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below the watermark of the publishers: a reader of many publishers that never misses a row';
 
 -- == Citus: partition helpers plan on distributed tables; the backfill refuses them ==
--- Both replaced in place (OIDs, grants, comments kept).
+-- == the partition helpers and the backfill act as the table's owner ==
+-- Both replaced in place (OIDs, grants, comments kept): the entry points become C functions
+-- (src/table_owner.rs) that run the PL/pgSQL bodies as the table's owner.
+CREATE  FUNCTION "hlculid_acting_as_owner"(
+	"rel" oid /* pg_sys :: Oid */
+) RETURNS bool /* bool */
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_acting_as_owner_wrapper';
+
 -- Time partitions of a table keyed on an hlculid: `PARTITION BY RANGE (id)` with the bounds of
 -- periods, created ahead and retired behind. Plain PL/pgSQL with a fixed `search_path`, so a
--- caller's path cannot change what runs: only pg_catalog and the extension's own functions,
--- schema-qualified (`@extschema@`, substituted by CREATE EXTENSION and ALTER EXTENSION UPDATE;
--- the extension is not relocatable).
+-- caller's path cannot change what runs: only pg_catalog, where the extension's own functions
+-- live too (schema-qualified all the same: docs/security.md).
 --
 -- - Every bound is `hlculid_min` of a time, so a time an id cannot hold (before 1970, after
 --   10889, infinite) is refused by it (22008) before anything is touched.
@@ -333,6 +389,10 @@ COMMENT ON FUNCTION hlculid_read_watermark(anyelement, hlculid, int4[], int4, na
 -- - Rows waiting in the default partition for a period being created are moved into the new
 --   partition in the same transaction (DELETE from the default, attached, so logical
 --   replication through the root sees a delete and an insert).
+-- - As the table's owner (0.5.0): moving rows runs the table's triggers, defaults, constraints
+--   and index expressions, so `hlculid_create_partitions` and `hlculid_drop_partitions` are
+--   Rust entry points (src/table_owner.rs) that switch to the owner in a security-restricted
+--   operation, as VACUUM does, and call the bodies below, which refuse to run anywhere else.
 
 CREATE OR REPLACE FUNCTION hlculid_partition_bounds(parent regclass,
     OUT partition regclass, OUT is_default boolean, OUT from_id hlculid, OUT to_id hlculid)
@@ -352,7 +412,7 @@ BEGIN
     FROM pg_partitioned_table p
     JOIN pg_attribute a ON a.attrelid = p.partrelid AND a.attnum = p.partattrs[0]
     WHERE p.partrelid = parent AND p.partstrat = 'r' AND p.partnatts = 1
-      AND a.atttypid = '@extschema@.hlculid'::regtype;
+      AND a.atttypid = 'pg_catalog.hlculid'::regtype;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'table "%" is not partitioned by range on an hlculid column', parent::text
             USING ERRCODE = 'wrong_object_type',
@@ -361,7 +421,7 @@ BEGIN
     -- a bound in pg_get_partition_constraintdef's text: (key >= 'id'::...), with the operator
     -- written OPERATOR(schema.>=) when the extension's schema is not on the search_path
     term_re := regexp_replace('(' || quote_ident(key) || ' ', '([^[:alnum:]_ ])', E'\\\\\\1', 'g')
-        || '(?:(>=|<)|' || regexp_replace('OPERATOR(@extschema@.', '([^[:alnum:]_ ])', E'\\\\\\1', 'g')
+        || '(?:(>=|<)|' || regexp_replace('OPERATOR(pg_catalog.', '([^[:alnum:]_ ])', E'\\\\\\1', 'g')
         || E'(>=|<)\\)) ''([^'']*)''::';
     -- pg_partition_tree lists the children as committed now (and locks them against DROP)
     FOR child IN SELECT t.relid FROM pg_partition_tree(parent) t WHERE t.parentrelid = parent LOOP
@@ -380,10 +440,10 @@ BEGIN
                     USING ERRCODE = 'internal_error';
             END IF;
             IF m[1] <> 'MINVALUE' THEN
-                from_id := btrim(m[1], '''')::@extschema@.hlculid;
+                from_id := btrim(m[1], '''')::pg_catalog.hlculid;
             END IF;
             IF m[2] <> 'MAXVALUE' THEN
-                to_id := btrim(m[2], '''')::@extschema@.hlculid;
+                to_id := btrim(m[2], '''')::pg_catalog.hlculid;
             END IF;
         ELSE
             -- committed after this transaction's snapshot (REPEATABLE READ): its pg_class row is
@@ -393,8 +453,8 @@ BEGIN
                 is_default := true;
             ELSE
                 -- a partition of a partition carries its parent's bounds too: the tightest hold
-                SELECT @extschema@.max(v[3]::@extschema@.hlculid) FILTER (WHERE coalesce(v[1], v[2]) = '>='),
-                       @extschema@.min(v[3]::@extschema@.hlculid) FILTER (WHERE coalesce(v[1], v[2]) = '<'),
+                SELECT pg_catalog.max(v[3]::pg_catalog.hlculid) FILTER (WHERE coalesce(v[1], v[2]) = '>='),
+                       pg_catalog.min(v[3]::pg_catalog.hlculid) FILTER (WHERE coalesce(v[1], v[2]) = '<'),
                        count(*)
                 INTO from_id, to_id, n
                 FROM regexp_matches(bound, term_re, 'g') v;
@@ -413,6 +473,18 @@ $fn$;
 CREATE OR REPLACE FUNCTION hlculid_create_partitions(
     parent regclass, from_ts timestamptz, to_ts timestamptz, every interval DEFAULT '1 month')
 RETURNS SETOF regclass
+LANGUAGE c VOLATILE STRICT
+AS 'MODULE_PATHNAME', 'hlculid_create_partitions_wrapper';
+
+CREATE OR REPLACE FUNCTION hlculid_drop_partitions(
+    parent regclass, older_than timestamptz, detach_only boolean DEFAULT false)
+RETURNS SETOF text
+LANGUAGE c VOLATILE STRICT
+AS 'MODULE_PATHNAME', 'hlculid_drop_partitions_wrapper';
+
+CREATE OR REPLACE FUNCTION hlculid_create_partitions_as_owner(
+    parent regclass, from_ts timestamptz, to_ts timestamptz, every interval)
+RETURNS SETOF regclass
 LANGUAGE plpgsql VOLATILE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $fn$
@@ -422,7 +494,7 @@ DECLARE
     top constant bytea := decode(repeat('ff', 17), 'hex');
     -- the last instant an id can hold: a period ending after it is bounded by MAXVALUE
     last_ts constant timestamptz :=
-        @extschema@.hlculid_ts('FFFFFFFFFFFF-FFFF-FFFF-FFFFFFFFFFFF'::@extschema@.hlculid);
+        pg_catalog.hlculid_ts('FFFFFFFFFFFF-FFFF-FFFF-FFFFFFFFFFFF'::pg_catalog.hlculid);
     span_lo bytea;
     span_hi bytea;
     months int;
@@ -466,9 +538,14 @@ DECLARE
     fk_oid oid;
     fk_up oid;
 BEGIN
+    IF NOT pg_catalog.hlculid_acting_as_owner(parent::pg_catalog.oid) THEN
+        RAISE EXCEPTION 'hlculid_create_partitions_as_owner runs only inside hlculid_create_partitions'
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Call hlculid_create_partitions, which runs it as the table''s owner.';
+    END IF;
     -- every input is checked before anything is locked or changed
-    span_lo := @extschema@.hlculid_min(from_ts)::bytea;
-    span_hi := @extschema@.hlculid_min(to_ts)::bytea;
+    span_lo := pg_catalog.hlculid_min(from_ts)::bytea;
+    span_hi := pg_catalog.hlculid_min(to_ts)::bytea;
     months := extract(year FROM every)::int * 12 + extract(month FROM every)::int;
     days := extract(day FROM every)::int;
     usecs := extract(epoch FROM every - make_interval(months => months, days => days)) * 1000000;
@@ -514,9 +591,9 @@ BEGIN
         ELSE
             e := s + stride;
         END IF;
-        p_lo := array_append(p_lo, @extschema@.hlculid_min(s AT TIME ZONE 'UTC')::bytea);
+        p_lo := array_append(p_lo, pg_catalog.hlculid_min(s AT TIME ZONE 'UTC')::bytea);
         p_hi := array_append(p_hi, CASE WHEN (e AT TIME ZONE 'UTC') > last_ts THEN top
-                                        ELSE @extschema@.hlculid_min(e AT TIME ZONE 'UTC')::bytea END);
+                                        ELSE pg_catalog.hlculid_min(e AT TIME ZONE 'UTC')::bytea END);
         s := e;
     END LOOP;
 
@@ -531,7 +608,7 @@ BEGIN
     INTO ex_lo, ex_hi, def
     FROM (SELECT x.partition, x.is_default,
                  coalesce(x.from_id::bytea, bottom) AS lo, coalesce(x.to_id::bytea, top) AS hi
-          FROM @extschema@.hlculid_partition_bounds(parent) x) b;
+          FROM pg_catalog.hlculid_partition_bounds(parent) x) b;
 
     -- the parts of each period no partition covers (partitions never overlap, so sorted by
     -- their lower bound they are sorted by their upper bound too), kept if they meet the span
@@ -572,11 +649,11 @@ BEGIN
     WHERE p.partrelid = parent;
 
     FOR i IN 1 .. cardinality(g_lo) LOOP
-        lo_txt := g_lo[i]::@extschema@.hlculid::text;
-        hi_txt := CASE WHEN g_hi[i] = top THEN NULL ELSE g_hi[i]::@extschema@.hlculid::text END;
+        lo_txt := g_lo[i]::pg_catalog.hlculid::text;
+        hi_txt := CASE WHEN g_hi[i] = top THEN NULL ELSE g_hi[i]::pg_catalog.hlculid::text END;
 
         -- named after the start: the period's unit, or finer where a piece starts between periods
-        t := @extschema@.hlculid_ts(g_lo[i]::@extschema@.hlculid) AT TIME ZONE 'UTC';
+        t := pg_catalog.hlculid_ts(g_lo[i]::pg_catalog.hlculid) AT TIME ZONE 'UTC';
         stamp := '_p' || to_char(t, CASE
             WHEN unit = 'month' AND date_trunc('month', t) = t THEN 'YYYY_MM'
             WHEN unit IN ('month', 'day') AND date_trunc('day', t) = t THEN 'YYYY_MM_DD'
@@ -605,9 +682,9 @@ BEGIN
         END LOOP;
 
         -- rows already waiting in the default partition for this piece move into it
-        cond := format('%I OPERATOR(@extschema@.>=) %L::@extschema@.hlculid', key, lo_txt);
+        cond := format('%I OPERATOR(pg_catalog.>=) %L::pg_catalog.hlculid', key, lo_txt);
         IF hi_txt IS NOT NULL THEN
-            cond := cond || format(' AND %I OPERATOR(@extschema@.<) %L::@extschema@.hlculid', key, hi_txt);
+            cond := cond || format(' AND %I OPERATOR(pg_catalog.<) %L::pg_catalog.hlculid', key, hi_txt);
         END IF;
         moving := false;
         IF def IS NOT NULL THEN
@@ -640,18 +717,20 @@ BEGIN
         -- fails the move; the piece is then skipped whole and the others are still created
         BEGIN
             IF moving THEN
-                -- a name of its own: a session's temp table could have any fixed one
+                -- a table of its own beside the partition, dropped below in this transaction, so
+                -- no other session ever sees it (a security-restricted operation may not make a
+                -- temporary one); a name no table has
                 moving_tab := 'hlculid_moving_' || md5(clock_timestamp()::text || random()::text);
-                EXECUTE format('CREATE TEMPORARY TABLE %I AS '
-                               'WITH d AS (DELETE FROM %s WHERE %s RETURNING *) SELECT * FROM d', moving_tab, def, cond);
+                EXECUTE format('CREATE UNLOGGED TABLE %I.%I AS '
+                               'WITH d AS (DELETE FROM %s WHERE %s RETURNING *) SELECT * FROM d', nsp, moving_tab, def, cond);
                 GET DIAGNOSTICS moved = ROW_COUNT;
             END IF;
             EXECUTE format('CREATE TABLE %I.%I PARTITION OF %s FOR VALUES FROM (%L) TO (%s)',
                            nsp, part, parent, lo_txt, coalesce(quote_literal(hi_txt), 'MAXVALUE'));
             IF moving THEN
-                EXECUTE format('INSERT INTO %I.%I (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM pg_temp.%I',
-                               nsp, part, cols, cols, moving_tab);
-                EXECUTE format('DROP TABLE pg_temp.%I', moving_tab);
+                EXECUTE format('INSERT INTO %I.%I (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM %I.%I',
+                               nsp, part, cols, cols, nsp, moving_tab);
+                EXECUTE format('DROP TABLE %I.%I', nsp, moving_tab);
                 RAISE NOTICE 'moved % rows from default partition "%" into new partition "%.%"', moved, def::text, nsp, part;
             END IF;
         -- (RESTRICT is 23001 from PostgreSQL 18 on, 23503 before)
@@ -681,25 +760,31 @@ BEGIN
 END
 $fn$;
 
-CREATE OR REPLACE FUNCTION hlculid_drop_partitions(
-    parent regclass, older_than timestamptz, detach_only boolean DEFAULT false)
+CREATE OR REPLACE FUNCTION hlculid_drop_partitions_as_owner(
+    parent regclass, older_than timestamptz, detach_only boolean)
 RETURNS SETOF text
 LANGUAGE plpgsql VOLATILE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-    -- a time an id cannot hold (before 1970, after 10889, infinite) is refused here (22008)
-    cutoff @extschema@.hlculid := @extschema@.hlculid_min(older_than);
+    cutoff pg_catalog.hlculid;
     child record;
     qualified text;
 BEGIN
+    IF NOT pg_catalog.hlculid_acting_as_owner(parent::pg_catalog.oid) THEN
+        RAISE EXCEPTION 'hlculid_drop_partitions_as_owner runs only inside hlculid_drop_partitions'
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Call hlculid_drop_partitions, which runs it as the table''s owner.';
+    END IF;
+    -- a time an id cannot hold (before 1970, after 10889, infinite) is refused here (22008)
+    cutoff := pg_catalog.hlculid_min(older_than);
     -- one run at a time per table, under a lock only roles that may change the table can take
     -- (0.3.0's advisory lock could be held by any role)
     EXECUTE format('LOCK TABLE ONLY %s IN SHARE UPDATE EXCLUSIVE MODE', parent);
     -- (this also refuses a table not partitioned on an hlculid, before anything is detached)
     FOR child IN
-        SELECT b.partition, b.to_id FROM @extschema@.hlculid_partition_bounds(parent) b
-        WHERE NOT b.is_default AND b.to_id OPERATOR(@extschema@.<=) cutoff
+        SELECT b.partition, b.to_id FROM pg_catalog.hlculid_partition_bounds(parent) b
+        WHERE NOT b.is_default AND b.to_id OPERATOR(pg_catalog.<=) cutoff
         ORDER BY b.to_id
     LOOP
         qualified := (pg_identify_object('pg_class'::regclass, child.partition, 0)).identity;
@@ -713,6 +798,8 @@ END
 $fn$;
 
 COMMENT ON FUNCTION hlculid_partition_bounds(regclass) IS 'the partitions of a table partitioned by range on an hlculid, with the ids each holds (NULL: unbounded), as the partition helpers see them';
+COMMENT ON FUNCTION hlculid_create_partitions_as_owner(regclass, timestamptz, timestamptz, interval) IS 'the body of hlculid_create_partitions, which runs it as the table''s owner; refuses to run anywhere else';
+COMMENT ON FUNCTION hlculid_drop_partitions_as_owner(regclass, timestamptz, boolean) IS 'the body of hlculid_drop_partitions, which runs it as the table''s owner; refuses to run anywhere else';
 -- `hlculid_backfill`: fills the NULL ids of an existing table from a time column, in batches,
 -- each committed on its own, with a publisher id of the caller's (one reserved for backfills,
 -- so `hlculid_publisher(id)` tells backfilled rows from live ones).
@@ -727,14 +814,20 @@ COMMENT ON FUNCTION hlculid_partition_bounds(regclass) IS 'the partitions of a t
 --   whether the span holds any at all). Batches of one table are serialised by an advisory
 --   lock, so two runs at once never read the same largest id.
 -- - Locks: each batch is one UPDATE of its rows by (tableoid, ctid) and a COMMIT, so no lock
---   outlives a batch, and ROW EXCLUSIVE never blocks other writers. A row changed by another
+--   outlives a batch, and ROW EXCLUSIVE never blocks other writers. Batches of one table are
+--   serialised by the table's SHARE UPDATE EXCLUSIVE lock (0.5.0), which only roles that may
+--   change the table can take (0.4.0's advisory lock could be held by any role, for ever).
+-- - As the table's owner (0.5.0): each batch's UPDATE runs the table's triggers, defaults,
+--   constraints and index expressions, so it is `hlculid_backfill_update` (src/table_owner.rs),
+--   which runs it as the table's owner in a security-restricted operation, as VACUUM does; a
+--   caller who may not act as the owner is refused (42501) before anything changes. A row changed by another
 --   session meanwhile (so at another ctid) is skipped, and a later pass takes it; rows inserted
 --   meanwhile with `DEFAULT hlculid_generate()` are not NULL, so they keep their live ids.
 -- - A procedure with a `SET` clause cannot commit, so the fixed `search_path` is set with
 --   `set_config(..., true)` at the start of every transaction of the run, and the caller's is set
 --   back the same way as the run's last step: the caller's transaction (a DO block or procedure
 --   that called it) goes on with its own path. The extension's own objects are
---   schema-qualified (`@extschema@`) and the declared types are pg_catalog's.
+--   schema-qualified (`pg_catalog`, the extension's schema) and the declared types are pg_catalog's.
 
 CREATE OR REPLACE PROCEDURE hlculid_backfill(tbl regclass, id_column name, ts_column name,
     publisher int4, batch_size int4 DEFAULT 10000)
@@ -763,8 +856,8 @@ DECLARE
     cv pg_catalog.tid[];
     tsv pg_catalog.timestamptz[];
     known_to pg_catalog.timestamptz;
-    held @extschema@.hlculid[];
-    ids @extschema@.hlculid[];
+    held pg_catalog.hlculid[];
+    ids pg_catalog.hlculid[];
     filled pg_catalog.int8;
     pass_found pg_catalog.int8;
     pass_filled pg_catalog.int8;
@@ -793,7 +886,7 @@ BEGIN
     END IF;
     -- Rows are found again by (tableoid, ctid), which repeat across a Citus table's shards and
     -- nodes: such a table would get one id for rows of different shards (0.5.0: refused).
-    IF @extschema@.hlculid_citus_table(tbl) THEN
+    IF pg_catalog.hlculid_citus_table(tbl) THEN
         RAISE EXCEPTION 'hlculid_backfill cannot convert table "%", which Citus manages', tbl::text
             USING ERRCODE = 'feature_not_supported',
                   HINT = 'Backfill the table before create_distributed_table() or create_reference_table(), or after undistribute_table().';
@@ -804,7 +897,7 @@ BEGIN
         RAISE EXCEPTION 'column "%" of relation "%" does not exist', id_column, tbl::text
             USING ERRCODE = 'undefined_column';
     END IF;
-    IF id_type <> '@extschema@.hlculid'::regtype THEN
+    IF id_type <> 'pg_catalog.hlculid'::regtype THEN
         RAISE EXCEPTION 'column "%" of table "%" is of type %, not hlculid', id_column, tbl::text, format_type(id_type, NULL)
             USING ERRCODE = 'datatype_mismatch';
     END IF;
@@ -829,6 +922,10 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = 'batch_size must be at least 1.';
     END IF;
+
+    -- the caller may act as the table's owner (42501 otherwise): an empty batch checks it
+    PERFORM pg_catalog.hlculid_backfill_update(tbl, id_column::pg_catalog.text, '{}'::pg_catalog.oid[],
+        '{}'::pg_catalog.text[], '{}'::pg_catalog.hlculid[]);
 
     -- a timestamp without time zone is read as UTC, so ids keep exactly the column's order
     valid := format('extract(epoch FROM %1$I) >= 0 AND extract(epoch FROM %1$I) < 281474976710.656', ts_column);
@@ -866,16 +963,16 @@ BEGIN
     -- (stopping at the first, an index range scan), and only then held_q
     held_q := format(
         'SELECT coalesce(array_agg(g.mx), ''{}'') FROM (
-             SELECT @extschema@.max(t.%1$I) AS mx FROM %2$s t
-             WHERE t.%1$I OPERATOR(@extschema@.>=) @extschema@.hlculid_min($1)
-               AND t.%1$I OPERATOR(@extschema@.<=) @extschema@.hlculid_max($2)
-               AND @extschema@.hlculid_publisher(t.%1$I) = $3
-             GROUP BY @extschema@.hlculid_ts(t.%1$I)) g', id_column, tbl);
+             SELECT pg_catalog.max(t.%1$I) AS mx FROM %2$s t
+             WHERE t.%1$I OPERATOR(pg_catalog.>=) pg_catalog.hlculid_min($1)
+               AND t.%1$I OPERATOR(pg_catalog.<=) pg_catalog.hlculid_max($2)
+               AND pg_catalog.hlculid_publisher(t.%1$I) = $3
+             GROUP BY pg_catalog.hlculid_ts(t.%1$I)) g', id_column, tbl);
     busy_q := format(
         'SELECT EXISTS (SELECT 1 FROM %2$s t
-             WHERE t.%1$I OPERATOR(@extschema@.>=) @extschema@.hlculid_min($1)
-               AND t.%1$I OPERATOR(@extschema@.<=) @extschema@.hlculid_max($2)
-               AND @extschema@.hlculid_publisher(t.%1$I) = $3)', id_column, tbl);
+             WHERE t.%1$I OPERATOR(pg_catalog.>=) pg_catalog.hlculid_min($1)
+               AND t.%1$I OPERATOR(pg_catalog.<=) pg_catalog.hlculid_max($2)
+               AND pg_catalog.hlculid_publisher(t.%1$I) = $3)', id_column, tbl);
     has_index := EXISTS (
         SELECT FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_am am ON am.oid = i.relam
         WHERE x.indrelid = tbl AND x.indkey[0] = id_num AND am.amname = 'btree'
@@ -907,7 +1004,7 @@ BEGIN
             tsv[n] := b.ts;
             CONTINUE WHEN n < batch_size AND b.more;
 
-            PERFORM pg_advisory_xact_lock(hashtext('hlculid_backfill'), tbl::oid::int4);
+            EXECUTE format('LOCK TABLE %s IN SHARE UPDATE EXCLUSIVE MODE', tbl);
             -- the ids, from the extension's clock rule (hlculid_backfill_ids), above the ones
             -- this publisher holds in each millisecond they land in: known for the batch's span
             -- first, and again up to where the ids end whenever a full counter carried them
@@ -922,16 +1019,11 @@ BEGIN
                 ELSE
                     EXECUTE held_q INTO STRICT held USING tsv[1], known_to, publisher;
                 END IF;
-                ids := ARRAY(SELECT u.id FROM @extschema@.hlculid_backfill_ids(tsv, publisher, held) WITH ORDINALITY u(id, i) ORDER BY u.i);
-                EXIT WHEN ids[n] OPERATOR(@extschema@.<=) @extschema@.hlculid_max(known_to);
-                known_to := @extschema@.hlculid_ts(ids[n]);
+                ids := ARRAY(SELECT u.id FROM pg_catalog.hlculid_backfill_ids(tsv, publisher, held) WITH ORDINALITY u(id, i) ORDER BY u.i);
+                EXIT WHEN ids[n] OPERATOR(pg_catalog.<=) pg_catalog.hlculid_max(known_to);
+                known_to := pg_catalog.hlculid_ts(ids[n]);
             END LOOP;
-            EXECUTE format(
-                'UPDATE %1$s t SET %2$I = u.id
-                 FROM (SELECT * FROM unnest($1, $2, $3) u(r, c, id) ORDER BY 1, 2) u
-                 WHERE t.tableoid = u.r AND t.ctid = u.c AND t.%2$I IS NULL', tbl, id_column)
-                USING rv, cv, ids;
-            GET DIAGNOSTICS filled = ROW_COUNT;
+            filled := pg_catalog.hlculid_backfill_update(tbl, id_column::pg_catalog.text, rv, cv::pg_catalog.text[], ids);
             pass_found := pass_found + n;
             pass_filled := pass_filled + filled;
             batches := batches + 1;
@@ -960,6 +1052,13 @@ END
 $fn$;
 
 COMMENT ON FUNCTION hlculid_backfill_ids(timestamptz[], integer, hlculid[]) IS 'the ids of one batch of a backfill: for times in ascending order, increasing, each in its time''s millisecond (unless a full counter carried), of the given publisher, above the given ids of that publisher in each millisecond';
+
+CREATE OR REPLACE FUNCTION hlculid_backfill_update(tbl regclass, id_column text, tableoids oid[],
+    ctids text[], ids hlculid[])
+RETURNS int8
+LANGUAGE c VOLATILE STRICT
+AS 'MODULE_PATHNAME', 'hlculid_backfill_update_wrapper';
+COMMENT ON FUNCTION hlculid_backfill_update(regclass, text, oid[], text[], hlculid[]) IS 'one batch of hlculid_backfill, run as the table''s owner: gives each row (tableoid, ctid) whose id is NULL its id; returns how many it filled';
 
 -- == Citus: the cluster horizon ==
 -- Citus (0.5.0): readers of tables that Citus spreads over many nodes. Each node's horizon covers
@@ -1007,7 +1106,7 @@ BEGIN
     IF pg_catalog.to_regprocedure('pg_catalog.run_command_on_all_nodes(text,boolean,boolean)') IS NULL THEN
         RAISE EXCEPTION 'hlculid_cluster_pending() needs Citus'
             USING ERRCODE = 'object_not_in_prerequisite_state',
-                  HINT = 'Without Citus no distributed transaction is pending: hlculid_horizon_holders shows what holds this server''s horizon.';
+                  HINT = 'Without Citus no distributed transaction is pending: hlculid.hlculid_horizon_holders shows what holds this server''s horizon.';
     END IF;
     SELECT c.initiator_node_identifier, c.transaction_number INTO own_node, own_number
     FROM pg_catalog.get_current_transaction_id() c;
@@ -1021,7 +1120,7 @@ BEGIN
     IF hidden > 0 THEN
         RAISE EXCEPTION 'hlculid_cluster_horizon() cannot see other roles'' distributed transactions'
             USING ERRCODE = 'insufficient_privilege',
-                  HINT = 'Grant pg_monitor to the reading role (on every node), as for hlculid_horizon_holders.';
+                  HINT = 'Grant pg_monitor to the reading role (on every node), as for hlculid.hlculid_horizon_holders.';
     END IF;
     SELECT pg_catalog.array_agg(r.nodeid), pg_catalog.array_agg(r.result),
            string_agg(r.nodeid || ': ' || r.result, '; ') FILTER (WHERE NOT r.success)
@@ -1051,7 +1150,7 @@ $fn$;
 -- that was running or prepared when they were read has ended; NULL if that takes longer than
 -- max_wait (a reader then reads nothing new, and asks again).
 CREATE FUNCTION hlculid_cluster_horizon(max_wait interval DEFAULT '10 s')
-RETURNS @extschema@.hlculid
+RETURNS pg_catalog.hlculid
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
@@ -1060,7 +1159,7 @@ DECLARE
     answers text[];
     unreachable text;
     shared text;
-    h @extschema@.hlculid;
+    h pg_catalog.hlculid;
     pending text[];
     deadline timestamptz;
 BEGIN
@@ -1085,14 +1184,14 @@ BEGIN
            string_agg(r.nodeid || ': ' || r.result, '; ') FILTER (WHERE NOT r.success)
     INTO nodes, answers, unreachable
     FROM pg_catalog.run_command_on_all_nodes(
-        $c$SELECT @extschema@.hlculid_horizon_catch_up()::pg_catalog.text OPERATOR(pg_catalog.||) ' '
-                  OPERATOR(pg_catalog.||) (SELECT c.publisher FROM @extschema@.hlculid_clock() c)::pg_catalog.text$c$) r;
+        $c$SELECT pg_catalog.hlculid_horizon_catch_up()::pg_catalog.text OPERATOR(pg_catalog.||) ' '
+                  OPERATOR(pg_catalog.||) (SELECT c.publisher FROM pg_catalog.hlculid_clock() c)::pg_catalog.text$c$) r;
     IF unreachable IS NOT NULL OR nodes IS NULL THEN
         RAISE EXCEPTION 'hlculid_cluster_horizon() could not read the horizon of every node'
             USING ERRCODE = 'connection_failure', DETAIL = coalesce(unreachable, 'no node answered'),
                   HINT = 'Every node needs hlculid preloaded and reachable: an unreachable one may still show ids below the horizon.';
     END IF;
-    SELECT @extschema@.min(pg_catalog.split_part(a.answer, ' ', 1)::@extschema@.hlculid) INTO h
+    SELECT pg_catalog.min(pg_catalog.split_part(a.answer, ' ', 1)::pg_catalog.hlculid) INTO h
     FROM pg_catalog.unnest(answers) a(answer);
     SELECT string_agg(pg_catalog.format('%s (nodes %s)', d.publisher, d.nodes), ', ') INTO shared
     FROM (SELECT pg_catalog.split_part(n.answer, ' ', 2) AS publisher,
@@ -1107,14 +1206,14 @@ BEGIN
     END IF;
     -- then wait for every distributed transaction that may still show an id below it
     deadline := pg_catalog.clock_timestamp() + $1;
-    pending := @extschema@.hlculid_cluster_pending();
+    pending := pg_catalog.hlculid_cluster_pending();
     WHILE pg_catalog.cardinality(pending) > 0 LOOP
         IF pg_catalog.clock_timestamp() >= deadline THEN
             RETURN NULL;
         END IF;
         PERFORM pg_catalog.pg_sleep(0.005);
         pending := ARRAY(SELECT pg_catalog.unnest(pending)
-                         INTERSECT SELECT pg_catalog.unnest(@extschema@.hlculid_cluster_pending()));
+                         INTERSECT SELECT pg_catalog.unnest(pg_catalog.hlculid_cluster_pending()));
     END LOOP;
     RETURN h;
 END
@@ -1133,4 +1232,4 @@ COMMENT ON FUNCTION hlculid_cluster_horizon(interval) IS 'on Citus: the smallest
 -- the grant sets for readers and publishers.
 REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION hlculid_horizon_holds() TO pg_monitor;
-GRANT SELECT ON hlculid_horizon_holders TO pg_monitor;
+GRANT SELECT ON hlculid.hlculid_horizon_holders TO pg_monitor;

@@ -72,7 +72,7 @@ impl IntoDatum for Hlculid {
     }
 
     fn type_oid() -> pg_sys::Oid {
-        pgrx::wrappers::regtypein("hlculid")
+        pgrx::wrappers::regtypein("pg_catalog.hlculid")
     }
 }
 

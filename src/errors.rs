@@ -51,6 +51,11 @@ pub enum Condition {
     /// PREPARE of a transaction that made ids when every prepared transaction's place is taken:
     /// PostgreSQL's own limit, raised as PostgreSQL raises it (our hold is taken first).
     PreparedTransactionsFull,
+    /// A helper that writes a user's table (it acts as the table's owner), called by a role that
+    /// may not act as that owner.
+    NotTableOwner,
+    /// A table given by an OID that names none.
+    UndefinedTable,
     /// Never expected: a bug, or the operating system refusing random bytes.
     Internal,
 }
@@ -123,6 +128,10 @@ pub const CONDITIONS: &[ConditionInfo] = &[
         "a generating function called in a parallel worker (from a user's function marked PARALLEL SAFE): its ids could pass a reader's horizon before the leader commits them (0.5.0)"),
     info(Condition::PreparedTransactionsFull, "53200", "out_of_memory",
         "`PREPARE TRANSACTION` of a transaction that made ids when `max_prepared_transactions` transactions are prepared already: PostgreSQL's own \"maximum number of prepared transactions reached\" (0.4.0: XX000) (0.5.0)"),
+    info(Condition::NotTableOwner, "42501", "insufficient_privilege",
+        "`hlculid_create_partitions`, `hlculid_drop_partitions` and `hlculid_backfill` called by a role that is neither the table's owner, a member of the owner's role, nor a superuser: they run the table's code as its owner (0.5.0)"),
+    info(Condition::UndefinedTable, "42P01", "undefined_table",
+        "a partition or backfill helper given a table OID (`12345::regclass`) that names no table (0.5.0)"),
     info(Condition::Internal, "XX000", "internal_error",
         "never expected: a bug, or the operating system refusing random bytes"),
 ];
@@ -153,7 +162,9 @@ impl Condition {
             Condition::MaskKeyInvalid => 17,
             Condition::GenerateInParallelWorker => 18,
             Condition::PreparedTransactionsFull => 19,
-            Condition::Internal => 20,
+            Condition::NotTableOwner => 20,
+            Condition::UndefinedTable => 21,
+            Condition::Internal => 22,
         }
     }
 }
@@ -191,7 +202,8 @@ impl Condition {
             | Condition::RandomUuid
             | Condition::NotUuidv7
             | Condition::MaskKeyInvalid => ERRCODE_INVALID_PARAMETER_VALUE,
-            Condition::NotSuperuser => ERRCODE_INSUFFICIENT_PRIVILEGE,
+            Condition::NotSuperuser | Condition::NotTableOwner => ERRCODE_INSUFFICIENT_PRIVILEGE,
+            Condition::UndefinedTable => ERRCODE_UNDEFINED_TABLE,
             Condition::TxTooManyIds => ERRCODE_PROGRAM_LIMIT_EXCEEDED,
             Condition::MarkDamaged => ERRCODE_DATA_CORRUPTED,
             Condition::HorizonInSnapshotTransaction => ERRCODE_FEATURE_NOT_SUPPORTED,

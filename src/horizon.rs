@@ -50,7 +50,7 @@ fn check_reader() {
             "hlculid_horizon() cannot be used during recovery",
         )
         .detail("A standby makes no ids; the horizon belongs to the primary that makes them.")
-        .hint("On a standby, read below hlculid_watermark(): the hlculid_horizons rows replicated from the primary vouch for the events below them.")
+        .hint("On a standby, read below hlculid_watermark(): the hlculid.hlculid_horizons rows replicated from the primary vouch for the events below them.")
         .raise();
     }
     // SAFETY: XactIsoLevel is the backend's setting, read on its thread.

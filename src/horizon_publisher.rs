@@ -1,5 +1,5 @@
 //! The background workers that publish this server's horizon: every `hlculid.horizon_interval`
-//! the publisher writes the server's row of `hlculid_horizons` in `hlculid.horizon_database`, so
+//! the publisher writes the server's row of `hlculid.hlculid_horizons` in `hlculid.horizon_database`, so
 //! a subscriber's watermark keeps moving while this server is idle, with no scheduler. A
 //! launcher (connected to no database) starts the publisher, and starts it again when it ends.
 

@@ -1,7 +1,9 @@
-//! The `hlculid_horizons` table and the SQL over it: `hlculid_advance_horizon`,
+//! The `hlculid.hlculid_horizons` table and the SQL over it: `hlculid_advance_horizon`,
 //! `hlculid_publish_horizon`, the holders view, `hlculid_watermark` and the readers
 //! (`hlculid_read`, `hlculid_read_watermark`, `hlculid_read_below`). Plain SQL over the horizon
-//! (src/horizon.rs), in sql/src/advance_horizon.sql, horizons.sql and readers.sql.
+//! (src/horizon.rs), in sql/src/advance_horizon.sql, publish_horizon.sql, horizons.sql and
+//! readers.sql. The table and the view are in the schema `hlculid` (the extension's functions in
+//! pg_catalog, where no table can be made: docs/security.md).
 
 use pgrx::prelude::*;
 
@@ -16,11 +18,21 @@ extension_sql_file!(
 );
 
 extension_sql_file!(
+    "../sql/src/publish_horizon.sql",
+    name = "hlculid_publish_horizon",
+    requires = [
+        "hlculid_advance_horizon",
+        horizon::hlculid_horizon_catch_up,
+        introspect::hlculid_clock
+    ],
+);
+
+extension_sql_file!(
     "../sql/src/horizons.sql",
     name = "hlculid_horizons",
     requires = [
         "hlculid_opclasses",
-        "hlculid_advance_horizon",
+        "hlculid_publish_horizon",
         horizon::hlculid_horizon,
         horizon::hlculid_horizon_bigint,
         horizon::hlculid_horizon_catch_up,

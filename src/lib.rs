@@ -24,9 +24,10 @@
 //! | `horizon_slots` | the backends' horizon slots in shared memory |
 //! | `prepared_holds` | prepared transactions' holds: state files and the WAL resource manager |
 //! | `horizon` | the horizon's SQL entry points over slots and holds |
-//! | `horizons`, `horizon_publisher` | the `hlculid_horizons` table's SQL and the readers; the workers writing this server's row |
+//! | `horizons`, `horizon_publisher` | the `hlculid.hlculid_horizons` table's SQL and the readers; the workers writing this server's row |
 //! | `cluster` | readers on Citus: the cluster horizon |
 //! | `partitions`, `backfill` | time partitions; converting existing tables |
+//! | `table_owner` | the helpers that write a user's table, run as its owner (the partition helpers' and the backfill's entry points) |
 //! | `comments` | `COMMENT ON` the functions of 0.1.x |
 //! | `settings`, `errors` | the GUCs; the conditions and their SQLSTATEs |
 //! | `backend_local`, `pg_c` | backend-private state and randomness; C declarations pgrx does not bind |
@@ -79,6 +80,7 @@ mod recover;
 mod server_clock;
 mod settings;
 mod shmem;
+mod table_owner;
 mod timestamps;
 mod uuidv7;
 mod window;

@@ -57,7 +57,7 @@ pub fn define() {
     );
     GucRegistry::define_int_guc(
         c"hlculid.horizon_interval",
-        c"How often the background worker writes this server's row of hlculid_horizons (0 = never).",
+        c"How often the background worker writes this server's row of hlculid.hlculid_horizons (0 = never).",
         c"The row is written in the database named by hlculid.horizon_database; watermarks on subscribers lag by about this much.",
         &HORIZON_INTERVAL_MS,
         0,
@@ -67,16 +67,16 @@ pub fn define() {
     );
     GucRegistry::define_string_guc(
         c"hlculid.horizon_database",
-        c"Database in which the background worker writes this server's row of hlculid_horizons (unset = never).",
-        c"The database whose publication carries the events and hlculid_horizons; hlculid must be installed there.",
+        c"Database in which the background worker writes this server's row of hlculid.hlculid_horizons (unset = never).",
+        c"The database whose publication carries the events and hlculid.hlculid_horizons; hlculid must be installed there.",
         &HORIZON_DATABASE,
         GucContext::Sighup,
         GucFlags::default(),
     );
     GucRegistry::define_string_guc(
         c"hlculid.horizon_role",
-        c"Role the background worker connects as to write this server's row of hlculid_horizons (unset = the bootstrap superuser).",
-        c"A role with LOGIN and SELECT, INSERT and UPDATE on hlculid_horizons: the worker then holds no superuser rights.",
+        c"Role the background worker connects as to write this server's row of hlculid.hlculid_horizons (unset = the bootstrap superuser).",
+        c"A role with LOGIN and SELECT, INSERT and UPDATE on hlculid.hlculid_horizons: the worker then holds no superuser rights.",
         &HORIZON_ROLE,
         GucContext::Sighup,
         GucFlags::default(),

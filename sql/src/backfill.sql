@@ -12,14 +12,20 @@
 --   whether the span holds any at all). Batches of one table are serialised by an advisory
 --   lock, so two runs at once never read the same largest id.
 -- - Locks: each batch is one UPDATE of its rows by (tableoid, ctid) and a COMMIT, so no lock
---   outlives a batch, and ROW EXCLUSIVE never blocks other writers. A row changed by another
+--   outlives a batch, and ROW EXCLUSIVE never blocks other writers. Batches of one table are
+--   serialised by the table's SHARE UPDATE EXCLUSIVE lock (0.5.0), which only roles that may
+--   change the table can take (0.4.0's advisory lock could be held by any role, for ever).
+-- - As the table's owner (0.5.0): each batch's UPDATE runs the table's triggers, defaults,
+--   constraints and index expressions, so it is `hlculid_backfill_update` (src/table_owner.rs),
+--   which runs it as the table's owner in a security-restricted operation, as VACUUM does; a
+--   caller who may not act as the owner is refused (42501) before anything changes. A row changed by another
 --   session meanwhile (so at another ctid) is skipped, and a later pass takes it; rows inserted
 --   meanwhile with `DEFAULT hlculid_generate()` are not NULL, so they keep their live ids.
 -- - A procedure with a `SET` clause cannot commit, so the fixed `search_path` is set with
 --   `set_config(..., true)` at the start of every transaction of the run, and the caller's is set
 --   back the same way as the run's last step: the caller's transaction (a DO block or procedure
 --   that called it) goes on with its own path. The extension's own objects are
---   schema-qualified (`@extschema@`) and the declared types are pg_catalog's.
+--   schema-qualified (`pg_catalog`, the extension's schema) and the declared types are pg_catalog's.
 
 CREATE OR REPLACE PROCEDURE hlculid_backfill(tbl regclass, id_column name, ts_column name,
     publisher int4, batch_size int4 DEFAULT 10000)
@@ -48,8 +54,8 @@ DECLARE
     cv pg_catalog.tid[];
     tsv pg_catalog.timestamptz[];
     known_to pg_catalog.timestamptz;
-    held @extschema@.hlculid[];
-    ids @extschema@.hlculid[];
+    held pg_catalog.hlculid[];
+    ids pg_catalog.hlculid[];
     filled pg_catalog.int8;
     pass_found pg_catalog.int8;
     pass_filled pg_catalog.int8;
@@ -78,7 +84,7 @@ BEGIN
     END IF;
     -- Rows are found again by (tableoid, ctid), which repeat across a Citus table's shards and
     -- nodes: such a table would get one id for rows of different shards (0.5.0: refused).
-    IF @extschema@.hlculid_citus_table(tbl) THEN
+    IF pg_catalog.hlculid_citus_table(tbl) THEN
         RAISE EXCEPTION 'hlculid_backfill cannot convert table "%", which Citus manages', tbl::text
             USING ERRCODE = 'feature_not_supported',
                   HINT = 'Backfill the table before create_distributed_table() or create_reference_table(), or after undistribute_table().';
@@ -89,7 +95,7 @@ BEGIN
         RAISE EXCEPTION 'column "%" of relation "%" does not exist', id_column, tbl::text
             USING ERRCODE = 'undefined_column';
     END IF;
-    IF id_type <> '@extschema@.hlculid'::regtype THEN
+    IF id_type <> 'pg_catalog.hlculid'::regtype THEN
         RAISE EXCEPTION 'column "%" of table "%" is of type %, not hlculid', id_column, tbl::text, format_type(id_type, NULL)
             USING ERRCODE = 'datatype_mismatch';
     END IF;
@@ -114,6 +120,10 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   DETAIL = 'batch_size must be at least 1.';
     END IF;
+
+    -- the caller may act as the table's owner (42501 otherwise): an empty batch checks it
+    PERFORM pg_catalog.hlculid_backfill_update(tbl, id_column::pg_catalog.text, '{}'::pg_catalog.oid[],
+        '{}'::pg_catalog.text[], '{}'::pg_catalog.hlculid[]);
 
     -- a timestamp without time zone is read as UTC, so ids keep exactly the column's order
     valid := format('extract(epoch FROM %1$I) >= 0 AND extract(epoch FROM %1$I) < 281474976710.656', ts_column);
@@ -151,16 +161,16 @@ BEGIN
     -- (stopping at the first, an index range scan), and only then held_q
     held_q := format(
         'SELECT coalesce(array_agg(g.mx), ''{}'') FROM (
-             SELECT @extschema@.max(t.%1$I) AS mx FROM %2$s t
-             WHERE t.%1$I OPERATOR(@extschema@.>=) @extschema@.hlculid_min($1)
-               AND t.%1$I OPERATOR(@extschema@.<=) @extschema@.hlculid_max($2)
-               AND @extschema@.hlculid_publisher(t.%1$I) = $3
-             GROUP BY @extschema@.hlculid_ts(t.%1$I)) g', id_column, tbl);
+             SELECT pg_catalog.max(t.%1$I) AS mx FROM %2$s t
+             WHERE t.%1$I OPERATOR(pg_catalog.>=) pg_catalog.hlculid_min($1)
+               AND t.%1$I OPERATOR(pg_catalog.<=) pg_catalog.hlculid_max($2)
+               AND pg_catalog.hlculid_publisher(t.%1$I) = $3
+             GROUP BY pg_catalog.hlculid_ts(t.%1$I)) g', id_column, tbl);
     busy_q := format(
         'SELECT EXISTS (SELECT 1 FROM %2$s t
-             WHERE t.%1$I OPERATOR(@extschema@.>=) @extschema@.hlculid_min($1)
-               AND t.%1$I OPERATOR(@extschema@.<=) @extschema@.hlculid_max($2)
-               AND @extschema@.hlculid_publisher(t.%1$I) = $3)', id_column, tbl);
+             WHERE t.%1$I OPERATOR(pg_catalog.>=) pg_catalog.hlculid_min($1)
+               AND t.%1$I OPERATOR(pg_catalog.<=) pg_catalog.hlculid_max($2)
+               AND pg_catalog.hlculid_publisher(t.%1$I) = $3)', id_column, tbl);
     has_index := EXISTS (
         SELECT FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_am am ON am.oid = i.relam
         WHERE x.indrelid = tbl AND x.indkey[0] = id_num AND am.amname = 'btree'
@@ -192,7 +202,7 @@ BEGIN
             tsv[n] := b.ts;
             CONTINUE WHEN n < batch_size AND b.more;
 
-            PERFORM pg_advisory_xact_lock(hashtext('hlculid_backfill'), tbl::oid::int4);
+            EXECUTE format('LOCK TABLE %s IN SHARE UPDATE EXCLUSIVE MODE', tbl);
             -- the ids, from the extension's clock rule (hlculid_backfill_ids), above the ones
             -- this publisher holds in each millisecond they land in: known for the batch's span
             -- first, and again up to where the ids end whenever a full counter carried them
@@ -207,16 +217,11 @@ BEGIN
                 ELSE
                     EXECUTE held_q INTO STRICT held USING tsv[1], known_to, publisher;
                 END IF;
-                ids := ARRAY(SELECT u.id FROM @extschema@.hlculid_backfill_ids(tsv, publisher, held) WITH ORDINALITY u(id, i) ORDER BY u.i);
-                EXIT WHEN ids[n] OPERATOR(@extschema@.<=) @extschema@.hlculid_max(known_to);
-                known_to := @extschema@.hlculid_ts(ids[n]);
+                ids := ARRAY(SELECT u.id FROM pg_catalog.hlculid_backfill_ids(tsv, publisher, held) WITH ORDINALITY u(id, i) ORDER BY u.i);
+                EXIT WHEN ids[n] OPERATOR(pg_catalog.<=) pg_catalog.hlculid_max(known_to);
+                known_to := pg_catalog.hlculid_ts(ids[n]);
             END LOOP;
-            EXECUTE format(
-                'UPDATE %1$s t SET %2$I = u.id
-                 FROM (SELECT * FROM unnest($1, $2, $3) u(r, c, id) ORDER BY 1, 2) u
-                 WHERE t.tableoid = u.r AND t.ctid = u.c AND t.%2$I IS NULL', tbl, id_column)
-                USING rv, cv, ids;
-            GET DIAGNOSTICS filled = ROW_COUNT;
+            filled := pg_catalog.hlculid_backfill_update(tbl, id_column::pg_catalog.text, rv, cv::pg_catalog.text[], ids);
             pass_found := pass_found + n;
             pass_filled := pass_filled + filled;
             batches := batches + 1;
@@ -245,3 +250,10 @@ END
 $fn$;
 
 COMMENT ON FUNCTION hlculid_backfill_ids(timestamptz[], integer, hlculid[]) IS 'the ids of one batch of a backfill: for times in ascending order, increasing, each in its time''s millisecond (unless a full counter carried), of the given publisher, above the given ids of that publisher in each millisecond';
+
+CREATE OR REPLACE FUNCTION hlculid_backfill_update(tbl regclass, id_column text, tableoids oid[],
+    ctids text[], ids hlculid[])
+RETURNS int8
+LANGUAGE c VOLATILE STRICT
+AS 'MODULE_PATHNAME', 'hlculid_backfill_update_wrapper';
+COMMENT ON FUNCTION hlculid_backfill_update(regclass, text, oid[], text[], hlculid[]) IS 'one batch of hlculid_backfill, run as the table''s owner: gives each row (tableoid, ctid) whose id is NULL its id; returns how many it filled';

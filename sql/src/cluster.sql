@@ -43,7 +43,7 @@ BEGIN
     IF pg_catalog.to_regprocedure('pg_catalog.run_command_on_all_nodes(text,boolean,boolean)') IS NULL THEN
         RAISE EXCEPTION 'hlculid_cluster_pending() needs Citus'
             USING ERRCODE = 'object_not_in_prerequisite_state',
-                  HINT = 'Without Citus no distributed transaction is pending: hlculid_horizon_holders shows what holds this server''s horizon.';
+                  HINT = 'Without Citus no distributed transaction is pending: hlculid.hlculid_horizon_holders shows what holds this server''s horizon.';
     END IF;
     SELECT c.initiator_node_identifier, c.transaction_number INTO own_node, own_number
     FROM pg_catalog.get_current_transaction_id() c;
@@ -57,7 +57,7 @@ BEGIN
     IF hidden > 0 THEN
         RAISE EXCEPTION 'hlculid_cluster_horizon() cannot see other roles'' distributed transactions'
             USING ERRCODE = 'insufficient_privilege',
-                  HINT = 'Grant pg_monitor to the reading role (on every node), as for hlculid_horizon_holders.';
+                  HINT = 'Grant pg_monitor to the reading role (on every node), as for hlculid.hlculid_horizon_holders.';
     END IF;
     SELECT pg_catalog.array_agg(r.nodeid), pg_catalog.array_agg(r.result),
            string_agg(r.nodeid || ': ' || r.result, '; ') FILTER (WHERE NOT r.success)
@@ -87,7 +87,7 @@ $fn$;
 -- that was running or prepared when they were read has ended; NULL if that takes longer than
 -- max_wait (a reader then reads nothing new, and asks again).
 CREATE FUNCTION hlculid_cluster_horizon(max_wait interval DEFAULT '10 s')
-RETURNS @extschema@.hlculid
+RETURNS pg_catalog.hlculid
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
@@ -96,7 +96,7 @@ DECLARE
     answers text[];
     unreachable text;
     shared text;
-    h @extschema@.hlculid;
+    h pg_catalog.hlculid;
     pending text[];
     deadline timestamptz;
 BEGIN
@@ -121,14 +121,14 @@ BEGIN
            string_agg(r.nodeid || ': ' || r.result, '; ') FILTER (WHERE NOT r.success)
     INTO nodes, answers, unreachable
     FROM pg_catalog.run_command_on_all_nodes(
-        $c$SELECT @extschema@.hlculid_horizon_catch_up()::pg_catalog.text OPERATOR(pg_catalog.||) ' '
-                  OPERATOR(pg_catalog.||) (SELECT c.publisher FROM @extschema@.hlculid_clock() c)::pg_catalog.text$c$) r;
+        $c$SELECT pg_catalog.hlculid_horizon_catch_up()::pg_catalog.text OPERATOR(pg_catalog.||) ' '
+                  OPERATOR(pg_catalog.||) (SELECT c.publisher FROM pg_catalog.hlculid_clock() c)::pg_catalog.text$c$) r;
     IF unreachable IS NOT NULL OR nodes IS NULL THEN
         RAISE EXCEPTION 'hlculid_cluster_horizon() could not read the horizon of every node'
             USING ERRCODE = 'connection_failure', DETAIL = coalesce(unreachable, 'no node answered'),
                   HINT = 'Every node needs hlculid preloaded and reachable: an unreachable one may still show ids below the horizon.';
     END IF;
-    SELECT @extschema@.min(pg_catalog.split_part(a.answer, ' ', 1)::@extschema@.hlculid) INTO h
+    SELECT pg_catalog.min(pg_catalog.split_part(a.answer, ' ', 1)::pg_catalog.hlculid) INTO h
     FROM pg_catalog.unnest(answers) a(answer);
     SELECT string_agg(pg_catalog.format('%s (nodes %s)', d.publisher, d.nodes), ', ') INTO shared
     FROM (SELECT pg_catalog.split_part(n.answer, ' ', 2) AS publisher,
@@ -143,14 +143,14 @@ BEGIN
     END IF;
     -- then wait for every distributed transaction that may still show an id below it
     deadline := pg_catalog.clock_timestamp() + $1;
-    pending := @extschema@.hlculid_cluster_pending();
+    pending := pg_catalog.hlculid_cluster_pending();
     WHILE pg_catalog.cardinality(pending) > 0 LOOP
         IF pg_catalog.clock_timestamp() >= deadline THEN
             RETURN NULL;
         END IF;
         PERFORM pg_catalog.pg_sleep(0.005);
         pending := ARRAY(SELECT pg_catalog.unnest(pending)
-                         INTERSECT SELECT pg_catalog.unnest(@extschema@.hlculid_cluster_pending()));
+                         INTERSECT SELECT pg_catalog.unnest(pg_catalog.hlculid_cluster_pending()));
     END LOOP;
     RETURN h;
 END

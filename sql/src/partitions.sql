@@ -1,8 +1,7 @@
 -- Time partitions of a table keyed on an hlculid: `PARTITION BY RANGE (id)` with the bounds of
 -- periods, created ahead and retired behind. Plain PL/pgSQL with a fixed `search_path`, so a
--- caller's path cannot change what runs: only pg_catalog and the extension's own functions,
--- schema-qualified (`@extschema@`, substituted by CREATE EXTENSION and ALTER EXTENSION UPDATE;
--- the extension is not relocatable).
+-- caller's path cannot change what runs: only pg_catalog, where the extension's own functions
+-- live too (schema-qualified all the same: docs/security.md).
 --
 -- - Every bound is `hlculid_min` of a time, so a time an id cannot hold (before 1970, after
 --   10889, infinite) is refused by it (22008) before anything is touched.
@@ -18,6 +17,10 @@
 -- - Rows waiting in the default partition for a period being created are moved into the new
 --   partition in the same transaction (DELETE from the default, attached, so logical
 --   replication through the root sees a delete and an insert).
+-- - As the table's owner (0.5.0): moving rows runs the table's triggers, defaults, constraints
+--   and index expressions, so `hlculid_create_partitions` and `hlculid_drop_partitions` are
+--   Rust entry points (src/table_owner.rs) that switch to the owner in a security-restricted
+--   operation, as VACUUM does, and call the bodies below, which refuse to run anywhere else.
 
 CREATE OR REPLACE FUNCTION hlculid_partition_bounds(parent regclass,
     OUT partition regclass, OUT is_default boolean, OUT from_id hlculid, OUT to_id hlculid)
@@ -37,7 +40,7 @@ BEGIN
     FROM pg_partitioned_table p
     JOIN pg_attribute a ON a.attrelid = p.partrelid AND a.attnum = p.partattrs[0]
     WHERE p.partrelid = parent AND p.partstrat = 'r' AND p.partnatts = 1
-      AND a.atttypid = '@extschema@.hlculid'::regtype;
+      AND a.atttypid = 'pg_catalog.hlculid'::regtype;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'table "%" is not partitioned by range on an hlculid column', parent::text
             USING ERRCODE = 'wrong_object_type',
@@ -46,7 +49,7 @@ BEGIN
     -- a bound in pg_get_partition_constraintdef's text: (key >= 'id'::...), with the operator
     -- written OPERATOR(schema.>=) when the extension's schema is not on the search_path
     term_re := regexp_replace('(' || quote_ident(key) || ' ', '([^[:alnum:]_ ])', E'\\\\\\1', 'g')
-        || '(?:(>=|<)|' || regexp_replace('OPERATOR(@extschema@.', '([^[:alnum:]_ ])', E'\\\\\\1', 'g')
+        || '(?:(>=|<)|' || regexp_replace('OPERATOR(pg_catalog.', '([^[:alnum:]_ ])', E'\\\\\\1', 'g')
         || E'(>=|<)\\)) ''([^'']*)''::';
     -- pg_partition_tree lists the children as committed now (and locks them against DROP)
     FOR child IN SELECT t.relid FROM pg_partition_tree(parent) t WHERE t.parentrelid = parent LOOP
@@ -65,10 +68,10 @@ BEGIN
                     USING ERRCODE = 'internal_error';
             END IF;
             IF m[1] <> 'MINVALUE' THEN
-                from_id := btrim(m[1], '''')::@extschema@.hlculid;
+                from_id := btrim(m[1], '''')::pg_catalog.hlculid;
             END IF;
             IF m[2] <> 'MAXVALUE' THEN
-                to_id := btrim(m[2], '''')::@extschema@.hlculid;
+                to_id := btrim(m[2], '''')::pg_catalog.hlculid;
             END IF;
         ELSE
             -- committed after this transaction's snapshot (REPEATABLE READ): its pg_class row is
@@ -78,8 +81,8 @@ BEGIN
                 is_default := true;
             ELSE
                 -- a partition of a partition carries its parent's bounds too: the tightest hold
-                SELECT @extschema@.max(v[3]::@extschema@.hlculid) FILTER (WHERE coalesce(v[1], v[2]) = '>='),
-                       @extschema@.min(v[3]::@extschema@.hlculid) FILTER (WHERE coalesce(v[1], v[2]) = '<'),
+                SELECT pg_catalog.max(v[3]::pg_catalog.hlculid) FILTER (WHERE coalesce(v[1], v[2]) = '>='),
+                       pg_catalog.min(v[3]::pg_catalog.hlculid) FILTER (WHERE coalesce(v[1], v[2]) = '<'),
                        count(*)
                 INTO from_id, to_id, n
                 FROM regexp_matches(bound, term_re, 'g') v;
@@ -98,6 +101,18 @@ $fn$;
 CREATE OR REPLACE FUNCTION hlculid_create_partitions(
     parent regclass, from_ts timestamptz, to_ts timestamptz, every interval DEFAULT '1 month')
 RETURNS SETOF regclass
+LANGUAGE c VOLATILE STRICT
+AS 'MODULE_PATHNAME', 'hlculid_create_partitions_wrapper';
+
+CREATE OR REPLACE FUNCTION hlculid_drop_partitions(
+    parent regclass, older_than timestamptz, detach_only boolean DEFAULT false)
+RETURNS SETOF text
+LANGUAGE c VOLATILE STRICT
+AS 'MODULE_PATHNAME', 'hlculid_drop_partitions_wrapper';
+
+CREATE OR REPLACE FUNCTION hlculid_create_partitions_as_owner(
+    parent regclass, from_ts timestamptz, to_ts timestamptz, every interval)
+RETURNS SETOF regclass
 LANGUAGE plpgsql VOLATILE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $fn$
@@ -107,7 +122,7 @@ DECLARE
     top constant bytea := decode(repeat('ff', 17), 'hex');
     -- the last instant an id can hold: a period ending after it is bounded by MAXVALUE
     last_ts constant timestamptz :=
-        @extschema@.hlculid_ts('FFFFFFFFFFFF-FFFF-FFFF-FFFFFFFFFFFF'::@extschema@.hlculid);
+        pg_catalog.hlculid_ts('FFFFFFFFFFFF-FFFF-FFFF-FFFFFFFFFFFF'::pg_catalog.hlculid);
     span_lo bytea;
     span_hi bytea;
     months int;
@@ -151,9 +166,14 @@ DECLARE
     fk_oid oid;
     fk_up oid;
 BEGIN
+    IF NOT pg_catalog.hlculid_acting_as_owner(parent::pg_catalog.oid) THEN
+        RAISE EXCEPTION 'hlculid_create_partitions_as_owner runs only inside hlculid_create_partitions'
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Call hlculid_create_partitions, which runs it as the table''s owner.';
+    END IF;
     -- every input is checked before anything is locked or changed
-    span_lo := @extschema@.hlculid_min(from_ts)::bytea;
-    span_hi := @extschema@.hlculid_min(to_ts)::bytea;
+    span_lo := pg_catalog.hlculid_min(from_ts)::bytea;
+    span_hi := pg_catalog.hlculid_min(to_ts)::bytea;
     months := extract(year FROM every)::int * 12 + extract(month FROM every)::int;
     days := extract(day FROM every)::int;
     usecs := extract(epoch FROM every - make_interval(months => months, days => days)) * 1000000;
@@ -199,9 +219,9 @@ BEGIN
         ELSE
             e := s + stride;
         END IF;
-        p_lo := array_append(p_lo, @extschema@.hlculid_min(s AT TIME ZONE 'UTC')::bytea);
+        p_lo := array_append(p_lo, pg_catalog.hlculid_min(s AT TIME ZONE 'UTC')::bytea);
         p_hi := array_append(p_hi, CASE WHEN (e AT TIME ZONE 'UTC') > last_ts THEN top
-                                        ELSE @extschema@.hlculid_min(e AT TIME ZONE 'UTC')::bytea END);
+                                        ELSE pg_catalog.hlculid_min(e AT TIME ZONE 'UTC')::bytea END);
         s := e;
     END LOOP;
 
@@ -216,7 +236,7 @@ BEGIN
     INTO ex_lo, ex_hi, def
     FROM (SELECT x.partition, x.is_default,
                  coalesce(x.from_id::bytea, bottom) AS lo, coalesce(x.to_id::bytea, top) AS hi
-          FROM @extschema@.hlculid_partition_bounds(parent) x) b;
+          FROM pg_catalog.hlculid_partition_bounds(parent) x) b;
 
     -- the parts of each period no partition covers (partitions never overlap, so sorted by
     -- their lower bound they are sorted by their upper bound too), kept if they meet the span
@@ -257,11 +277,11 @@ BEGIN
     WHERE p.partrelid = parent;
 
     FOR i IN 1 .. cardinality(g_lo) LOOP
-        lo_txt := g_lo[i]::@extschema@.hlculid::text;
-        hi_txt := CASE WHEN g_hi[i] = top THEN NULL ELSE g_hi[i]::@extschema@.hlculid::text END;
+        lo_txt := g_lo[i]::pg_catalog.hlculid::text;
+        hi_txt := CASE WHEN g_hi[i] = top THEN NULL ELSE g_hi[i]::pg_catalog.hlculid::text END;
 
         -- named after the start: the period's unit, or finer where a piece starts between periods
-        t := @extschema@.hlculid_ts(g_lo[i]::@extschema@.hlculid) AT TIME ZONE 'UTC';
+        t := pg_catalog.hlculid_ts(g_lo[i]::pg_catalog.hlculid) AT TIME ZONE 'UTC';
         stamp := '_p' || to_char(t, CASE
             WHEN unit = 'month' AND date_trunc('month', t) = t THEN 'YYYY_MM'
             WHEN unit IN ('month', 'day') AND date_trunc('day', t) = t THEN 'YYYY_MM_DD'
@@ -290,9 +310,9 @@ BEGIN
         END LOOP;
 
         -- rows already waiting in the default partition for this piece move into it
-        cond := format('%I OPERATOR(@extschema@.>=) %L::@extschema@.hlculid', key, lo_txt);
+        cond := format('%I OPERATOR(pg_catalog.>=) %L::pg_catalog.hlculid', key, lo_txt);
         IF hi_txt IS NOT NULL THEN
-            cond := cond || format(' AND %I OPERATOR(@extschema@.<) %L::@extschema@.hlculid', key, hi_txt);
+            cond := cond || format(' AND %I OPERATOR(pg_catalog.<) %L::pg_catalog.hlculid', key, hi_txt);
         END IF;
         moving := false;
         IF def IS NOT NULL THEN
@@ -325,18 +345,20 @@ BEGIN
         -- fails the move; the piece is then skipped whole and the others are still created
         BEGIN
             IF moving THEN
-                -- a name of its own: a session's temp table could have any fixed one
+                -- a table of its own beside the partition, dropped below in this transaction, so
+                -- no other session ever sees it (a security-restricted operation may not make a
+                -- temporary one); a name no table has
                 moving_tab := 'hlculid_moving_' || md5(clock_timestamp()::text || random()::text);
-                EXECUTE format('CREATE TEMPORARY TABLE %I AS '
-                               'WITH d AS (DELETE FROM %s WHERE %s RETURNING *) SELECT * FROM d', moving_tab, def, cond);
+                EXECUTE format('CREATE UNLOGGED TABLE %I.%I AS '
+                               'WITH d AS (DELETE FROM %s WHERE %s RETURNING *) SELECT * FROM d', nsp, moving_tab, def, cond);
                 GET DIAGNOSTICS moved = ROW_COUNT;
             END IF;
             EXECUTE format('CREATE TABLE %I.%I PARTITION OF %s FOR VALUES FROM (%L) TO (%s)',
                            nsp, part, parent, lo_txt, coalesce(quote_literal(hi_txt), 'MAXVALUE'));
             IF moving THEN
-                EXECUTE format('INSERT INTO %I.%I (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM pg_temp.%I',
-                               nsp, part, cols, cols, moving_tab);
-                EXECUTE format('DROP TABLE pg_temp.%I', moving_tab);
+                EXECUTE format('INSERT INTO %I.%I (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM %I.%I',
+                               nsp, part, cols, cols, nsp, moving_tab);
+                EXECUTE format('DROP TABLE %I.%I', nsp, moving_tab);
                 RAISE NOTICE 'moved % rows from default partition "%" into new partition "%.%"', moved, def::text, nsp, part;
             END IF;
         -- (RESTRICT is 23001 from PostgreSQL 18 on, 23503 before)
@@ -366,25 +388,31 @@ BEGIN
 END
 $fn$;
 
-CREATE OR REPLACE FUNCTION hlculid_drop_partitions(
-    parent regclass, older_than timestamptz, detach_only boolean DEFAULT false)
+CREATE OR REPLACE FUNCTION hlculid_drop_partitions_as_owner(
+    parent regclass, older_than timestamptz, detach_only boolean)
 RETURNS SETOF text
 LANGUAGE plpgsql VOLATILE STRICT
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-    -- a time an id cannot hold (before 1970, after 10889, infinite) is refused here (22008)
-    cutoff @extschema@.hlculid := @extschema@.hlculid_min(older_than);
+    cutoff pg_catalog.hlculid;
     child record;
     qualified text;
 BEGIN
+    IF NOT pg_catalog.hlculid_acting_as_owner(parent::pg_catalog.oid) THEN
+        RAISE EXCEPTION 'hlculid_drop_partitions_as_owner runs only inside hlculid_drop_partitions'
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Call hlculid_drop_partitions, which runs it as the table''s owner.';
+    END IF;
+    -- a time an id cannot hold (before 1970, after 10889, infinite) is refused here (22008)
+    cutoff := pg_catalog.hlculid_min(older_than);
     -- one run at a time per table, under a lock only roles that may change the table can take
     -- (0.3.0's advisory lock could be held by any role)
     EXECUTE format('LOCK TABLE ONLY %s IN SHARE UPDATE EXCLUSIVE MODE', parent);
     -- (this also refuses a table not partitioned on an hlculid, before anything is detached)
     FOR child IN
-        SELECT b.partition, b.to_id FROM @extschema@.hlculid_partition_bounds(parent) b
-        WHERE NOT b.is_default AND b.to_id OPERATOR(@extschema@.<=) cutoff
+        SELECT b.partition, b.to_id FROM pg_catalog.hlculid_partition_bounds(parent) b
+        WHERE NOT b.is_default AND b.to_id OPERATOR(pg_catalog.<=) cutoff
         ORDER BY b.to_id
     LOOP
         qualified := (pg_identify_object('pg_class'::regclass, child.partition, 0)).identity;
@@ -398,3 +426,5 @@ END
 $fn$;
 
 COMMENT ON FUNCTION hlculid_partition_bounds(regclass) IS 'the partitions of a table partitioned by range on an hlculid, with the ids each holds (NULL: unbounded), as the partition helpers see them';
+COMMENT ON FUNCTION hlculid_create_partitions_as_owner(regclass, timestamptz, timestamptz, interval) IS 'the body of hlculid_create_partitions, which runs it as the table''s owner; refuses to run anywhere else';
+COMMENT ON FUNCTION hlculid_drop_partitions_as_owner(regclass, timestamptz, boolean) IS 'the body of hlculid_drop_partitions, which runs it as the table''s owner; refuses to run anywhere else';

@@ -1,16 +1,16 @@
 -- `tstzrange @> id` (0.5.0): the commutator of `id <@ tstzrange`, so a window can be written
 -- either way round; the same estimator and the same index conditions (src/window.rs). One source:
 -- the install script takes it through src/window.rs, the 0.4.0 -> 0.5.0 upgrade script includes it.
-CREATE FUNCTION hlculid_range_contains(range tstzrange, id @extschema@.hlculid) RETURNS boolean
+CREATE FUNCTION hlculid_range_contains(range tstzrange, id pg_catalog.hlculid) RETURNS boolean
     IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
-    SUPPORT @extschema@.hlculid_in_range_support
+    SUPPORT pg_catalog.hlculid_in_range_support
     LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_range_contains_wrapper';
 CREATE OPERATOR @> (
     LEFTARG = tstzrange,
-    RIGHTARG = @extschema@.hlculid,
-    FUNCTION = @extschema@.hlculid_range_contains,
-    COMMUTATOR = OPERATOR(@extschema@.<@),
-    RESTRICT = @extschema@.hlculid_in_range_sel,
+    RIGHTARG = pg_catalog.hlculid,
+    FUNCTION = pg_catalog.hlculid_range_contains,
+    COMMUTATOR = OPERATOR(pg_catalog.<@),
+    RESTRICT = pg_catalog.hlculid_in_range_sel,
     JOIN = pg_catalog.contjoinsel
 );
 COMMENT ON FUNCTION hlculid_range_contains(tstzrange, hlculid) IS 'true when the id''s time lies in the range (the function behind tstzrange @> hlculid)';

@@ -2,7 +2,7 @@
 -- src/horizons.rs after horizons.sql, and the 0.4.0 -> 0.5.0 upgrade script, which keeps OIDs and
 -- grants, share one text): the watermark across publishers, and the helpers that take a bound in
 -- one statement and read below it in the next. Objects outside the extension are
--- schema-qualified; the extension's own through @extschema@.
+-- schema-qualified; the extension's own through pg_catalog.
 
 -- The smallest horizon of the publishers named (NULL: every row, and this server's own live
 -- horizon when it makes ids, its idle clock caught up since 0.5.0). NULL, never a value too
@@ -10,14 +10,14 @@
 -- yet synchronised. An error under REPEATABLE READ (0.5.0): the transaction's snapshot predates
 -- the rows and the live horizon it reads, as for hlculid_horizon().
 CREATE OR REPLACE FUNCTION hlculid_watermark(publishers int4[] DEFAULT NULL)
-RETURNS @extschema@.hlculid
+RETURNS pg_catalog.hlculid
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
     own int4;
-    live @extschema@.hlculid;
-    result @extschema@.hlculid;
+    live pg_catalog.hlculid;
+    result pg_catalog.hlculid;
     missing int4;
 BEGIN
     IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
@@ -45,26 +45,26 @@ BEGIN
     -- This server's own ids: its live horizon, when it makes ids, the clock first brought up to
     -- the wall clock (0.5.0): an idle clock's horizon would hold every other publisher back.
     IF current_setting('hlculid.publisher_id', true) IS NOT NULL AND NOT pg_is_in_recovery() THEN
-        own := (SELECT c.publisher FROM @extschema@.hlculid_clock() c);
-        live := @extschema@.hlculid_horizon_catch_up();
+        own := (SELECT c.publisher FROM pg_catalog.hlculid_clock() c);
+        live := pg_catalog.hlculid_horizon_catch_up();
     END IF;
     IF $1 IS NULL THEN
-        SELECT @extschema@.min(h.horizon) INTO result FROM @extschema@.hlculid_horizons h
+        SELECT pg_catalog.min(h.horizon) INTO result FROM hlculid.hlculid_horizons h
         WHERE own IS NULL OR h.publisher <> own;
-        IF live IS NOT NULL AND (result IS NULL OR live OPERATOR(@extschema@.<) result) THEN
+        IF live IS NOT NULL AND (result IS NULL OR live OPERATOR(pg_catalog.<) result) THEN
             result := live;
         END IF;
         RETURN result;
     END IF;
     SELECT count(*) INTO missing FROM (SELECT DISTINCT p FROM unnest($1) p) n
     WHERE (own IS NULL OR n.p <> own)
-      AND NOT EXISTS (SELECT 1 FROM @extschema@.hlculid_horizons h WHERE h.publisher = n.p);
+      AND NOT EXISTS (SELECT 1 FROM hlculid.hlculid_horizons h WHERE h.publisher = n.p);
     IF missing > 0 OR cardinality($1) = 0 THEN
         RETURN NULL;
     END IF;
-    SELECT @extschema@.min(h.horizon) INTO result FROM @extschema@.hlculid_horizons h
+    SELECT pg_catalog.min(h.horizon) INTO result FROM hlculid.hlculid_horizons h
     WHERE h.publisher = ANY ($1) AND (own IS NULL OR h.publisher <> own);
-    IF own = ANY ($1) AND (result IS NULL OR live OPERATOR(@extschema@.<) result) THEN
+    IF own = ANY ($1) AND (result IS NULL OR live OPERATOR(pg_catalog.<) result) THEN
         result := live;
     END IF;
     RETURN result;
@@ -75,8 +75,8 @@ $fn$;
 -- call began (its own statement, READ COMMITTED): a bound the caller took before the call (its
 -- arguments are evaluated first) vouches for every row below it. The one place that checks the
 -- table and the column for the readers below. NULL `below` (a watermark not yet known): no rows.
-CREATE FUNCTION hlculid_read_below(table_row anyelement, after @extschema@.hlculid,
-                                   below @extschema@.hlculid, max_rows int4 DEFAULT 1000,
+CREATE FUNCTION hlculid_read_below(table_row anyelement, after pg_catalog.hlculid,
+                                   below pg_catalog.hlculid, max_rows int4 DEFAULT 1000,
                                    id_column name DEFAULT 'id')
 RETURNS SETOF anyelement
 LANGUAGE plpgsql VOLATILE
@@ -104,12 +104,12 @@ BEGIN
         RAISE EXCEPTION 'column "%" of relation % does not exist', $5, rel
             USING ERRCODE = 'undefined_column';
     END IF;
-    IF col_type <> '@extschema@.hlculid'::regtype THEN
+    IF col_type <> 'pg_catalog.hlculid'::regtype THEN
         RAISE EXCEPTION 'column "%" of relation % is of type %, not hlculid', $5, rel, col_type
             USING ERRCODE = 'datatype_mismatch';
     END IF;
     RETURN QUERY EXECUTE pg_catalog.format(
-        'SELECT * FROM %s t WHERE ($1 IS NULL OR t.%I OPERATOR(@extschema@.>) $1) AND t.%I OPERATOR(@extschema@.<) $2 ORDER BY t.%I USING OPERATOR(@extschema@.<) LIMIT $3',
+        'SELECT * FROM %s t WHERE ($1 IS NULL OR t.%I OPERATOR(pg_catalog.>) $1) AND t.%I OPERATOR(pg_catalog.<) $2 ORDER BY t.%I USING OPERATOR(pg_catalog.<) LIMIT $3',
         rel, $5, $5, $5)
     USING $2, $3, $4;
 END
@@ -117,7 +117,7 @@ $fn$;
 
 -- The next rows after `after`, below the horizon: the horizon in one statement, the read in the
 -- next. This server's horizon, or for a table Citus spreads over nodes (0.5.0), the cluster's.
-CREATE OR REPLACE FUNCTION hlculid_read(table_row anyelement, after @extschema@.hlculid,
+CREATE OR REPLACE FUNCTION hlculid_read(table_row anyelement, after pg_catalog.hlculid,
                                         max_rows int4 DEFAULT 1000, id_column name DEFAULT 'id')
 RETURNS SETOF anyelement
 LANGUAGE plpgsql VOLATILE
@@ -125,23 +125,23 @@ SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
     rel regclass;
-    h @extschema@.hlculid;
+    h pg_catalog.hlculid;
 BEGIN
     SELECT t.typrelid::regclass INTO rel FROM pg_catalog.pg_type t
     WHERE t.oid = pg_catalog.pg_typeof($1) AND t.typrelid <> 0;
-    IF rel IS NOT NULL AND @extschema@.hlculid_citus_table(rel) THEN
-        h := @extschema@.hlculid_cluster_horizon();
+    IF rel IS NOT NULL AND pg_catalog.hlculid_citus_table(rel) THEN
+        h := pg_catalog.hlculid_cluster_horizon();
     ELSE
-        h := @extschema@.hlculid_horizon();
+        h := pg_catalog.hlculid_horizon();
     END IF;
-    RETURN QUERY SELECT * FROM @extschema@.hlculid_read_below($1, $2, h, $3, $4);
+    RETURN QUERY SELECT * FROM pg_catalog.hlculid_read_below($1, $2, h, $3, $4);
 END
 $fn$;
 
 -- The next rows after `after`, below the watermark of `publishers` (NULL: every row, and this
 -- server's own): the watermark in one statement, the read in the next. No rows while the
 -- watermark is NULL. Works on a standby, where the replicated rows vouch for the events.
-CREATE FUNCTION hlculid_read_watermark(table_row anyelement, after @extschema@.hlculid,
+CREATE FUNCTION hlculid_read_watermark(table_row anyelement, after pg_catalog.hlculid,
                                        publishers int4[] DEFAULT NULL, max_rows int4 DEFAULT 1000,
                                        id_column name DEFAULT 'id')
 RETURNS SETOF anyelement
@@ -149,10 +149,10 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-    w @extschema@.hlculid;
+    w pg_catalog.hlculid;
 BEGIN
-    w := @extschema@.hlculid_watermark($3);
-    RETURN QUERY SELECT * FROM @extschema@.hlculid_read_below($1, $2, w, $4, $5);
+    w := pg_catalog.hlculid_watermark($3);
+    RETURN QUERY SELECT * FROM pg_catalog.hlculid_read_below($1, $2, w, $4, $5);
 END
 $fn$;
 

@@ -44,14 +44,14 @@ def test_the_cluster_functions_run_nothing_a_database_owner_planted(citus, hosti
     co = citus.coordinator
     with co.connect() as su:
         assert su.execute("SHOW search_path").fetchone()[0] == '"$user", public'
-        assert su.execute(f"SELECT public.hlculid_citus_table('{sp_events}')").fetchone()[0] is True
+        assert su.execute(f"SELECT pg_catalog.hlculid_citus_table('{sp_events}')").fetchone()[0] is True
         with co.connect(autocommit=False) as other:  # a distributed transaction both wait for
             other.execute(f"INSERT INTO {sp_events} (n) SELECT g FROM generate_series(1, 20) g")
-            pending = su.execute("SELECT public.hlculid_cluster_pending()").fetchone()[0]
+            pending = su.execute("SELECT pg_catalog.hlculid_cluster_pending()").fetchone()[0]
             assert any(p.startswith("transaction ") for p in pending), pending
-            assert su.execute("SELECT public.hlculid_cluster_horizon('50 ms')").fetchone()[0] is None
+            assert su.execute("SELECT pg_catalog.hlculid_cluster_horizon('50 ms')").fetchone()[0] is None
             other.commit()
-        assert su.execute("SELECT public.hlculid_cluster_horizon() IS NOT NULL").fetchone()[0] is True
+        assert su.execute("SELECT pg_catalog.hlculid_cluster_horizon() IS NOT NULL").fetchone()[0] is True
         # a prepared transaction named like Citus' on a worker, so the command that lists them
         # evaluates its expressions on a row (a name Citus' own recovery does not parse)
         w1 = citus.workers[0]
@@ -60,9 +60,9 @@ def test_the_cluster_functions_run_nothing_a_database_owner_planted(citus, hosti
             p.execute("SELECT 1")
             p.execute("PREPARE TRANSACTION 'citus_hlculid_sp'")
         try:
-            pending = su.execute("SELECT public.hlculid_cluster_pending()").fetchone()[0]
+            pending = su.execute("SELECT pg_catalog.hlculid_cluster_pending()").fetchone()[0]
             assert f"prepared {node}:citus_hlculid_sp" in pending, pending
-            assert su.execute("SELECT public.hlculid_cluster_horizon('50 ms')").fetchone()[0] is None
+            assert su.execute("SELECT pg_catalog.hlculid_cluster_horizon('50 ms')").fetchone()[0] is None
         finally:
             w1.sql("ROLLBACK PREPARED 'citus_hlculid_sp'")
     for n in hostile:

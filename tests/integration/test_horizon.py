@@ -155,9 +155,9 @@ def test_a_prepared_transaction_holds_the_horizon_across_a_restart(make_cluster,
         a = p.execute("INSERT INTO ev (w, n) VALUES (1, 1) RETURNING id::text").fetchone()[0]
         p.execute("PREPARE TRANSACTION 'p1'")
     assert held_at(c) <= a
-    holder = c.sql("SELECT pid, prepared_xid IS NOT NULL, gid FROM hlculid_horizon_holders")
+    holder = c.sql("SELECT pid, prepared_xid IS NOT NULL, gid FROM hlculid.hlculid_horizon_holders")
     assert holder == [(None, True, "p1")], holder
-    assert pid not in [r[0] for r in c.sql("SELECT pid FROM hlculid_horizon_holders")]
+    assert pid not in [r[0] for r in c.sql("SELECT pid FROM hlculid.hlculid_horizon_holders")]
     for _ in range(2):  # new ids are made above a, the horizon stays
         c.sql("INSERT INTO ev (w, n) VALUES (2, 1)")
     assert held_at(c) <= a
@@ -169,10 +169,10 @@ def test_a_prepared_transaction_holds_the_horizon_across_a_restart(make_cluster,
     c.wait_ready()
     c.sql("INSERT INTO ev (w, n) VALUES (3, 1)")
     assert held_at(c) <= a, "the prepared transaction no longer holds the horizon after the restart"
-    assert c.sql("SELECT gid FROM hlculid_horizon_holders") == [("p1",)]
+    assert c.sql("SELECT gid FROM hlculid.hlculid_horizon_holders") == [("p1",)]
     c.sql("COMMIT PREPARED 'p1'")
     assert held_at(c) > c.one("SELECT max(id)::text FROM ev")
-    assert c.one("SELECT count(*) FROM hlculid_horizon_holders") == 0
+    assert c.one("SELECT count(*) FROM hlculid.hlculid_horizon_holders") == 0
 
 
 def test_a_terminated_or_crashed_backend_releases_the_horizon(make_cluster):
@@ -250,7 +250,7 @@ def test_copy_and_a_procedure_that_commits_inside_hold_and_release_the_horizon(m
                     caller.info.backend_pid)
     h = held_at(c)
     assert h > part1, "the procedure's first part was committed and should not hold the horizon"
-    assert c.one("SELECT count(*) FROM hlculid_horizon_holders WHERE pid = %s", (part2,)) == 1
+    assert c.one("SELECT count(*) FROM hlculid.hlculid_horizon_holders WHERE pid = %s", (part2,)) == 1
     t.join(10)
     assert held_at(c) > c.one("SELECT max(id)::text FROM ev")
     caller.close()

@@ -59,16 +59,16 @@ def test_the_documented_grant_sets_and_no_holds_for_public(make_cluster):
         c.sql(f"CREATE ROLE {role} LOGIN")
     # docs/security.md, "Roles for readers and publishers"
     c.sql("GRANT SELECT ON ev TO reader")
-    c.sql("GRANT SELECT ON hlculid_horizons TO reader")
+    c.sql("GRANT SELECT ON hlculid.hlculid_horizons TO reader")
     c.sql("GRANT pg_monitor TO reader")
-    c.sql("GRANT SELECT, INSERT, UPDATE ON hlculid_horizons TO publisher")
+    c.sql("GRANT SELECT, INSERT, UPDATE ON hlculid.hlculid_horizons TO publisher")
     with c.connect(autocommit=False) as held:  # something to see in the holders view
         held.execute("INSERT INTO ev (n) VALUES (2)")
-        for q in ("SELECT * FROM hlculid_horizon_holds()", "SELECT * FROM hlculid_horizon_holders",
+        for q in ("SELECT * FROM hlculid_horizon_holds()", "SELECT * FROM hlculid.hlculid_horizon_holders",
                   "SELECT hlculid_watermark()", "SELECT hlculid_advance_horizon(9, hlculid_generate())"):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 c.sql(q, user="nobody")
-        assert len(c.sql("SELECT pid FROM hlculid_horizon_holders", user="reader")) == 1
+        assert len(c.sql("SELECT pid FROM hlculid.hlculid_horizon_holders", user="reader")) == 1
         assert c.sql("SELECT count(*) FROM hlculid_read(NULL::ev, NULL)", user="reader") == [(1,)]
         c.sql("SELECT hlculid_advance_horizon(9, hlculid_generate())", user="publisher")
         assert c.sql("SELECT hlculid_watermark(ARRAY[9]) IS NOT NULL", user="reader") == [(True,)]
@@ -86,10 +86,10 @@ def test_a_horizon_row_too_far_ahead_is_refused(make_cluster):
     assert "ahead of this server's clock" in e.value.diag.message_primary
     with pytest.raises(psycopg.errors.InvalidParameterValue):
         c.sql("SELECT hlculid_advance_horizon(8, hlculid_min(clock_timestamp() + interval '3 s'))")
-    assert c.sql("SELECT count(*) FROM hlculid_horizons") == [(0,)]
+    assert c.sql("SELECT count(*) FROM hlculid.hlculid_horizons") == [(0,)]
     c.sql("SELECT hlculid_advance_horizon(8, hlculid_min(clock_timestamp() + interval '1 s'))")
     c.sql("SELECT hlculid_advance_horizon(8, hlculid_generate())")  # never lowered, no error
-    assert c.sql("SELECT count(*) FROM hlculid_horizons") == [(1,)]
+    assert c.sql("SELECT count(*) FROM hlculid.hlculid_horizons") == [(1,)]
 
 
 def test_the_publisher_worker_comes_back_after_termination(make_cluster):
@@ -99,13 +99,13 @@ def test_the_publisher_worker_comes_back_after_termination(make_cluster):
     worker = "SELECT pid FROM pg_stat_activity WHERE backend_type = 'hlculid' AND datname = 'postgres'"
     # the row first: a worker that started before CREATE EXTENSION exits on its own and is
     # restarted after a backoff, so a worker being there does not mean it has published
-    wait_for(c, "SELECT count(*) FROM hlculid_horizons WHERE publisher = 7", 1)
+    wait_for(c, "SELECT count(*) FROM hlculid.hlculid_horizons WHERE publisher = 7", 1)
     wait_for(c, f"SELECT count(*) FROM ({worker}) w", 1)
     first = c.one(worker)
     c.sql("SELECT pg_terminate_backend(%s)", (first,))
     wait_for(c, f"SELECT count(*) FROM ({worker}) w WHERE pid <> {first}", 1, timeout=20)
-    seen = c.one("SELECT updated_at FROM hlculid_horizons WHERE publisher = 7")
-    wait_for(c, f"SELECT updated_at > '{seen}' FROM hlculid_horizons WHERE publisher = 7", True)
+    seen = c.one("SELECT updated_at FROM hlculid.hlculid_horizons WHERE publisher = 7")
+    wait_for(c, f"SELECT updated_at > '{seen}' FROM hlculid.hlculid_horizons WHERE publisher = 7", True)
 
 
 def test_the_catch_up_refuses_a_snapshot_older_than_it(make_cluster):
@@ -127,7 +127,7 @@ def test_the_failover_procedure_leaves_no_watermark_too_high(make_cluster):
                          "hlculid.horizon_interval = '100ms'"]
     primary = make_cluster("ops-failover-primary", conf=conf).start()
     primary.sql("CREATE EXTENSION hlculid")
-    wait_for(primary, "SELECT count(*) FROM hlculid_horizons WHERE publisher = 7", 1)
+    wait_for(primary, "SELECT count(*) FROM hlculid.hlculid_horizons WHERE publisher = 7", 1)
     standby = make_cluster("ops-failover-standby", standby_of=primary, faketime=True)
     # the new primary publishes nothing itself during the test: the row stays the old primary's
     with open(standby.data / "postgresql.conf", "a") as f:
@@ -140,7 +140,7 @@ def test_the_failover_procedure_leaves_no_watermark_too_high(make_cluster):
     mark_ms = int((standby.data / "hlculid.hwm").read_text().split()[2]) >> 16
     deadline = time.time() + 30
     while time.time() < deadline:
-        row = standby.sql("SELECT horizon::text FROM hlculid_horizons WHERE publisher = 7")
+        row = standby.sql("SELECT horizon::text FROM hlculid.hlculid_horizons WHERE publisher = 7")
         if row and int(row[0][0][:12], 16) > mark_ms + 500:
             break
         time.sleep(0.1)
@@ -149,7 +149,7 @@ def test_the_failover_procedure_leaves_no_watermark_too_high(make_cluster):
     primary.kill9_all()
     standby.sql("SELECT pg_promote()")
     wait_for(standby, "SELECT pg_is_in_recovery()", False)
-    row = standby.one("SELECT horizon::text FROM hlculid_horizons WHERE publisher = 7")
+    row = standby.one("SELECT horizon::text FROM hlculid.hlculid_horizons WHERE publisher = 7")
     # the hazard the procedure removes: an id below the row a subscriber already has
     info = standby.sql("SELECT clock_timestamp(), hlculid_ts(%s::hlculid), (SELECT logical_time FROM hlculid_clock())", (row,))
     first = standby.one("SELECT hlculid_generate()::text")
@@ -159,7 +159,7 @@ def test_the_failover_procedure_leaves_no_watermark_too_high(make_cluster):
     standby.sql("ALTER SYSTEM SET hlculid.max_clock_skew = '1min'")
     standby.sql("SELECT pg_reload_conf()")
     wait_for(standby, "SHOW hlculid.max_clock_skew", "1min")
-    standby.sql("""SELECT hlculid_observe(horizon) FROM hlculid_horizons
+    standby.sql("""SELECT hlculid_observe(horizon) FROM hlculid.hlculid_horizons
                    WHERE publisher = (SELECT publisher FROM hlculid_clock())""")
     standby.sql("ALTER SYSTEM RESET hlculid.max_clock_skew")
     standby.sql("SELECT pg_reload_conf()")
@@ -177,7 +177,7 @@ def test_a_missing_or_dropped_database_is_logged_once_and_published_in_once_it_e
     assert "FATAL" not in c.log()
     c.sql("CREATE DATABASE later")
     c.sql("CREATE EXTENSION hlculid", dbname="later")
-    wait_for(c, "SELECT count(*) FROM hlculid_horizons WHERE publisher = 7", 1, timeout=30, dbname="later")
+    wait_for(c, "SELECT count(*) FROM hlculid.hlculid_horizons WHERE publisher = 7", 1, timeout=30, dbname="later")
     # dropped under the publisher (FORCE terminates it), then made again
     c.sql("DROP DATABASE later WITH (FORCE)")
     deadline = time.monotonic() + 30
@@ -187,7 +187,7 @@ def test_a_missing_or_dropped_database_is_logged_once_and_published_in_once_it_e
     assert c.log().count(missing) == 2, c.log()[-3000:]
     c.sql("CREATE DATABASE later")
     c.sql("CREATE EXTENSION hlculid", dbname="later")
-    wait_for(c, "SELECT count(*) FROM hlculid_horizons WHERE publisher = 7", 1, timeout=90, dbname="later")
+    wait_for(c, "SELECT count(*) FROM hlculid.hlculid_horizons WHERE publisher = 7", 1, timeout=90, dbname="later")
 
 
 def test_the_publisher_runs_as_the_horizon_role_without_superuser_rights(make_cluster):
@@ -199,13 +199,13 @@ def test_the_publisher_runs_as_the_horizon_role_without_superuser_rights(make_cl
     c.sql("CREATE EXTENSION hlculid")
     # docs/security.md's publishing role, with LOGIN
     c.sql("CREATE ROLE horizon_pub LOGIN")
-    c.sql("GRANT SELECT, INSERT, UPDATE ON hlculid_horizons TO horizon_pub")
+    c.sql("GRANT SELECT, INSERT, UPDATE ON hlculid.hlculid_horizons TO horizon_pub")
     c.sql("SELECT pg_reload_conf()")
-    wait_for(c, "SELECT count(*) FROM hlculid_horizons WHERE publisher = 7", 1, timeout=30)
+    wait_for(c, "SELECT count(*) FROM hlculid.hlculid_horizons WHERE publisher = 7", 1, timeout=30)
     worker = "SELECT usename FROM pg_stat_activity WHERE backend_type = 'hlculid' AND datname = 'postgres'"
     assert c.one(worker) == "horizon_pub"
     assert c.log().count(missing) == 1
     # its rights are its grants: without UPDATE the row stops moving, and nothing else happens
-    c.sql("REVOKE UPDATE ON hlculid_horizons FROM horizon_pub")
+    c.sql("REVOKE UPDATE ON hlculid.hlculid_horizons FROM horizon_pub")
     time.sleep(1)
-    assert "permission denied for table hlculid_horizons" in c.log()
+    assert "permission denied for table hlculid.hlculid_horizons" in c.log()

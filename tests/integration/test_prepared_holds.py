@@ -39,7 +39,7 @@ def horizon(c, user="postgres"):
 
 
 def holds(c):
-    return c.sql("SELECT gid, holds_at::text FROM hlculid_horizon_holders ORDER BY holds_at")
+    return c.sql("SELECT gid, holds_at::text FROM hlculid.hlculid_horizon_holders ORDER BY holds_at")
 
 
 def hold_files(c):
@@ -107,7 +107,7 @@ def test_a_promoted_standby_holds_the_primarys_prepared_transactions(make_cluste
     while standby.one("SELECT count(*) FROM ev") != 3 and time.time() < deadline:
         time.sleep(0.1)
     # during recovery the holders view (docs/monitoring.md) shows the replayed hold, latching nothing
-    during = standby.sql("SELECT holds_at::text FROM hlculid_horizon_holders")
+    during = standby.sql("SELECT holds_at::text FROM hlculid.hlculid_horizon_holders")
     assert during and min(r[0] for r in during) <= a
     primary.stop()
     standby.sql("SELECT pg_promote()")

@@ -35,7 +35,7 @@ def test_the_horizon_publisher_runs_nothing_a_database_owner_planted(make_cluste
     seen = set()
     deadline = time.time() + 20
     while time.time() < deadline and len(seen) < 5:
-        row = c.sql("SELECT updated_at FROM public.hlculid_horizons WHERE publisher = 8", dbname="victim")
+        row = c.sql("SELECT updated_at FROM hlculid.hlculid_horizons WHERE publisher = 8", dbname="victim")
         if row and row[0][0] > planted:
             seen.add(row[0][0])
         time.sleep(0.1)
@@ -53,31 +53,31 @@ def test_the_sql_helpers_run_nothing_a_database_owner_planted(make_cluster):
     with c.connect(dbname="victim") as su:
         su.execute("SHOW search_path")
         su.execute("""
-            CREATE TABLE public.ev (id public.hlculid PRIMARY KEY DEFAULT public.hlculid_generate(), n int4);
+            CREATE TABLE public.ev (id pg_catalog.hlculid PRIMARY KEY DEFAULT pg_catalog.hlculid_generate(), n int4);
             INSERT INTO public.ev (n) SELECT g FROM pg_catalog.generate_series(1, 20) g;
-            CREATE TABLE public.parts (id public.hlculid NOT NULL, n int4) PARTITION BY RANGE (id);
-            CREATE TABLE public.legacy (id public.hlculid, ts timestamptz, n int4);
+            CREATE TABLE public.parts (id pg_catalog.hlculid NOT NULL, n int4) PARTITION BY RANGE (id);
+            CREATE TABLE public.legacy (id pg_catalog.hlculid, ts timestamptz, n int4);
             INSERT INTO public.legacy (ts, n)
                 SELECT pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => g), g
                 FROM pg_catalog.generate_series(1, 50) g;
         """)
         calls = [
-            "SELECT n FROM public.hlculid_read(NULL::public.ev, NULL, 5)",
-            "SELECT n FROM public.hlculid_read(NULL::public.ev, NULL, 5, 'id')",
-            "SELECT n FROM public.hlculid_read_watermark(NULL::public.ev, NULL, ARRAY[8], 5, 'id')",
-            "SELECT n FROM public.hlculid_read_below(NULL::public.ev, NULL, public.hlculid_horizon(), 5)",
-            "SELECT public.hlculid_horizon(), public.hlculid_horizon_bigint(), public.hlculid_horizon_catch_up()",
-            "SELECT public.hlculid_publish_horizon()",
-            "SELECT public.hlculid_advance_horizon(9, public.hlculid_generate())",
-            "SELECT public.hlculid_watermark(), public.hlculid_watermark(ARRAY[8, 9]), public.hlculid_watermark(ARRAY[]::int4[])",
-            "SELECT * FROM public.hlculid_horizon_holders",
-            "SELECT * FROM public.hlculid_clock()",
-            """SELECT public.hlculid_create_partitions('public.parts', pg_catalog.now() OPERATOR(pg_catalog.-) '3 days'::pg_catalog.interval,
+            "SELECT n FROM pg_catalog.hlculid_read(NULL::public.ev, NULL, 5)",
+            "SELECT n FROM pg_catalog.hlculid_read(NULL::public.ev, NULL, 5, 'id')",
+            "SELECT n FROM pg_catalog.hlculid_read_watermark(NULL::public.ev, NULL, ARRAY[8], 5, 'id')",
+            "SELECT n FROM pg_catalog.hlculid_read_below(NULL::public.ev, NULL, pg_catalog.hlculid_horizon(), 5)",
+            "SELECT pg_catalog.hlculid_horizon(), pg_catalog.hlculid_horizon_bigint(), pg_catalog.hlculid_horizon_catch_up()",
+            "SELECT pg_catalog.hlculid_publish_horizon()",
+            "SELECT pg_catalog.hlculid_advance_horizon(9, pg_catalog.hlculid_generate())",
+            "SELECT pg_catalog.hlculid_watermark(), pg_catalog.hlculid_watermark(ARRAY[8, 9]), pg_catalog.hlculid_watermark(ARRAY[]::int4[])",
+            "SELECT * FROM hlculid.hlculid_horizon_holders",
+            "SELECT * FROM pg_catalog.hlculid_clock()",
+            """SELECT pg_catalog.hlculid_create_partitions('public.parts', pg_catalog.now() OPERATOR(pg_catalog.-) '3 days'::pg_catalog.interval,
                                                       pg_catalog.now() OPERATOR(pg_catalog.+) '1 day'::pg_catalog.interval, '1 day')""",
-            "SELECT public.hlculid_drop_partitions('public.parts', pg_catalog.now() OPERATOR(pg_catalog.-) '2 days'::pg_catalog.interval, true)",
-            "SELECT public.hlculid_drop_partitions('public.parts', pg_catalog.now() OPERATOR(pg_catalog.-) '1 day'::pg_catalog.interval)",
-            "CALL public.hlculid_backfill('public.legacy', 'id', 'ts', 4000, 10)",
-            "SELECT public.hlculid_generate_n(3), public.hlculid_generate_bigint(), public.hlculid_generate_tx()",
+            "SELECT pg_catalog.hlculid_drop_partitions('public.parts', pg_catalog.now() OPERATOR(pg_catalog.-) '2 days'::pg_catalog.interval, true)",
+            "SELECT pg_catalog.hlculid_drop_partitions('public.parts', pg_catalog.now() OPERATOR(pg_catalog.-) '1 day'::pg_catalog.interval)",
+            "CALL pg_catalog.hlculid_backfill('public.legacy', 'id', 'ts', 4000, 10)",
+            "SELECT pg_catalog.hlculid_generate_n(3), pg_catalog.hlculid_generate_bigint(), pg_catalog.hlculid_generate_tx()",
         ]
         for call in calls:
             su.execute(call)
@@ -85,7 +85,7 @@ def test_the_sql_helpers_run_nothing_a_database_owner_planted(make_cluster):
         su.execute("BEGIN")
         su.execute("INSERT INTO public.ev (n) VALUES (100)")
         su.execute("PREPARE TRANSACTION 'p1'")
-        assert su.execute("SELECT gid FROM public.hlculid_horizon_holders").fetchall() == [("p1",)]
+        assert su.execute("SELECT gid FROM hlculid.hlculid_horizon_holders").fetchall() == [("p1",)]
         su.execute("COMMIT PREPARED 'p1'")
     assert c.sql("SELECT count(*) FROM public.legacy WHERE id IS NULL", dbname="victim") == [(0,)]
     assert ran(c, "victim") == []
@@ -98,7 +98,7 @@ def test_a_hostile_search_path_cannot_empty_the_prepared_lookup(make_cluster):
     c = make_cluster("search-path-prepared", conf=["hlculid.publisher_id = 3",
                                                    "max_prepared_transactions = 4"]).start()
     hostile_database(c)
-    c.sql("CREATE TABLE public.ev (id public.hlculid PRIMARY KEY DEFAULT public.hlculid_generate(), n int4)",
+    c.sql("CREATE TABLE public.ev (id pg_catalog.hlculid PRIMARY KEY DEFAULT pg_catalog.hlculid_generate(), n int4)",
           dbname="victim")
     c.sql("GRANT SELECT ON public.ev TO mallory", dbname="victim")
     with c.connect(dbname="victim", autocommit=False) as p:
@@ -114,11 +114,11 @@ def test_a_hostile_search_path_cannot_empty_the_prepared_lookup(make_cluster):
         m.execute("SELECT now() + interval '1 s' < now()")
         assert len(ran(c, "victim")) == 4  # now() twice, + and <
         c.sql("TRUNCATE public.ran", dbname="victim")
-        m.execute("SELECT public.hlculid_horizon()")
+        m.execute("SELECT pg_catalog.hlculid_horizon()")
     assert ran(c, "victim") == []
     assert c.one("SELECT 1") == 1
-    h = c.sql("SELECT public.hlculid_horizon()::text", dbname="victim")[0][0]
+    h = c.sql("SELECT pg_catalog.hlculid_horizon()::text", dbname="victim")[0][0]
     assert h <= a, "the prepared transaction does not hold the horizon"
-    assert c.sql("SELECT gid FROM public.hlculid_horizon_holders", dbname="victim") == [("p1",)]
+    assert c.sql("SELECT gid FROM hlculid.hlculid_horizon_holders", dbname="victim") == [("p1",)]
     c.sql("COMMIT PREPARED 'p1'", dbname="victim")
     assert not is_superuser(c, "mallory")

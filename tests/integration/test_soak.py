@@ -361,7 +361,7 @@ def test_complete_readers_lose_nothing_through_crashes_restarts_clock_steps_and_
     primary.sql("CREATE EXTENSION hlculid")
     primary.sql("CREATE TABLE ev (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), w int, tag int8 UNIQUE)")
     primary.sql("CREATE TABLE evb (id int8 PRIMARY KEY DEFAULT hlculid_generate_bigint(), w int, tag int8 UNIQUE)")
-    wait_for(lambda: primary.one("SELECT count(*) FROM hlculid_horizons") == 1, "the publisher's row")
+    wait_for(lambda: primary.one("SELECT count(*) FROM hlculid.hlculid_horizons") == 1, "the publisher's row")
     standby = make_cluster("soak-standby", standby_of=primary, faketime=True).start()
     standby.wait_ready()
     wait_for(lambda: standby.one("SELECT count(*) FROM pg_stat_wal_receiver WHERE status = 'streaming'") == 1,
@@ -444,10 +444,10 @@ def test_complete_readers_lose_nothing_through_crashes_restarts_clock_steps_and_
         assert set(failover_prepared) <= pending, pending
         faults[-1]["prepared pending"] = len(pending)
         # docs/many-publishers.md: observe the largest id of each table, and the server's own row
-        # of hlculid_horizons, before the promoted server takes writes
+        # of hlculid.hlculid_horizons, before the promoted server takes writes
         observe(new, "SELECT hlculid_observe(max(id)) FROM ev")
         observe(new, "SELECT hlculid_observe(hlculid_from_bigint(max(id))) FROM evb")
-        observe(new, "SELECT hlculid_observe(horizon) FROM hlculid_horizons "
+        observe(new, "SELECT hlculid_observe(horizon) FROM hlculid.hlculid_horizons "
                      "WHERE publisher = (SELECT publisher FROM hlculid_clock())")
         primary = new
         target.resume(new)

@@ -1,5 +1,5 @@
 """Watermarks across publishers (0.4.0): the background worker publishing a server's horizon,
-and two publishers replicating their events and hlculid_horizons rows to an aggregator, whose
+and two publishers replicating their events and hlculid.hlculid_horizons rows to an aggregator, whose
 reader below hlculid_watermark() gets every event exactly once, in id order, while a publisher
 holds a transaction open, and stops while a publisher stops publishing."""
 
@@ -30,36 +30,36 @@ def wait_for(check, timeout=30, what="condition"):
 def test_the_worker_publishes_the_horizon_of_an_idle_server_and_stops_when_told(make_cluster):
     c = make_cluster("horizon-worker", conf=publishing(7)).start()
     c.sql("CREATE EXTENSION hlculid")
-    wait_for(lambda: c.one("SELECT count(*) FROM hlculid_horizons") == 1, what="the first row")
-    assert c.one("SELECT publisher FROM hlculid_horizons") == 7
-    first = c.one("SELECT horizon::text FROM hlculid_horizons")
+    wait_for(lambda: c.one("SELECT count(*) FROM hlculid.hlculid_horizons") == 1, what="the first row")
+    assert c.one("SELECT publisher FROM hlculid.hlculid_horizons") == 7
+    first = c.one("SELECT horizon::text FROM hlculid.hlculid_horizons")
     time.sleep(0.5)
     # no id was made, yet the horizon follows the wall clock
     second, age = c.sql("SELECT horizon::text, clock_timestamp() - hlculid_ts(horizon) < interval '2 s' "
-                        "FROM hlculid_horizons")[0]
+                        "FROM hlculid.hlculid_horizons")[0]
     assert second > first and age
     # a transaction holding ids holds the published horizon too
     holder = c.connect(autocommit=False)
     held = holder.execute("SELECT hlculid_generate()::text").fetchone()[0]
     time.sleep(0.5)
-    assert c.one("SELECT horizon::text FROM hlculid_horizons") <= held
+    assert c.one("SELECT horizon::text FROM hlculid.hlculid_horizons") <= held
     holder.commit()
-    wait_for(lambda: c.one("SELECT horizon::text FROM hlculid_horizons") > held, what="release")
+    wait_for(lambda: c.one("SELECT horizon::text FROM hlculid.hlculid_horizons") > held, what="release")
     # interval 0: no more rows written
     with open(c.data / "postgresql.conf", "a") as f:
         f.write("hlculid.horizon_interval = 0\n")
     c.sql("SELECT pg_reload_conf()")
     time.sleep(0.5)
-    stopped = c.one("SELECT updated_at FROM hlculid_horizons")
+    stopped = c.one("SELECT updated_at FROM hlculid.hlculid_horizons")
     time.sleep(0.5)
-    assert c.one("SELECT updated_at FROM hlculid_horizons") == stopped
+    assert c.one("SELECT updated_at FROM hlculid.hlculid_horizons") == stopped
 
 
 def test_the_worker_waits_for_the_extension_in_its_database(make_cluster):
     c = make_cluster("horizon-worker-noext", conf=publishing(8)).start()
     wait_for(lambda: "is not installed in database" in c.log(), what="the worker's log line")
     c.sql("CREATE EXTENSION hlculid")
-    wait_for(lambda: c.one("SELECT count(*) FROM hlculid_horizons") == 1, what="the row")
+    wait_for(lambda: c.one("SELECT count(*) FROM hlculid.hlculid_horizons") == 1, what="the row")
 
 
 @pytest.fixture
@@ -71,8 +71,8 @@ def fleet(make_cluster):
         c.sql("CREATE EXTENSION hlculid")
         c.sql("CREATE TABLE events (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), origin text, seq int)")
     for c in (a, b):
-        wait_for(lambda c=c: c.one("SELECT count(*) FROM hlculid_horizons") == 1, what="own row")
-        c.sql("CREATE PUBLICATION events_pub FOR TABLE events, hlculid_horizons")
+        wait_for(lambda c=c: c.one("SELECT count(*) FROM hlculid.hlculid_horizons") == 1, what="own row")
+        c.sql("CREATE PUBLICATION events_pub FOR TABLE events, hlculid.hlculid_horizons")
     for name, c in (("from_a", a), ("from_b", b)):
         agg.sql(f"CREATE SUBSCRIPTION {name} CONNECTION 'host={c.dir} port={c.port} user=postgres dbname=postgres' "
                 f"PUBLICATION events_pub WITH (binary = true)")
@@ -141,8 +141,8 @@ def test_the_watermark_stops_at_a_publisher_that_stops_publishing(fleet):
         f.write("hlculid.horizon_interval = 0\n")
     b.sql("SELECT pg_reload_conf()")
     time.sleep(0.5)
-    b_last = b.one("SELECT horizon::text FROM hlculid_horizons")
-    wait_for(lambda: agg.one("SELECT horizon::text FROM hlculid_horizons WHERE publisher = 11") == b_last,
+    b_last = b.one("SELECT horizon::text FROM hlculid.hlculid_horizons")
+    wait_for(lambda: agg.one("SELECT horizon::text FROM hlculid.hlculid_horizons WHERE publisher = 11") == b_last,
              what="B's last row")
     for i in range(50):
         a.sql("INSERT INTO events (origin, seq) VALUES ('A', %s)", (i,))

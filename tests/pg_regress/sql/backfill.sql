@@ -88,10 +88,10 @@ DROP TABLE nokey;
 
 -- the extension's schema need not be on the search_path
 SET search_path = pg_temp;
-CREATE TABLE public.plain (at timestamptz, id public.hlculid);
+CREATE TABLE public.plain (at timestamptz, id pg_catalog.hlculid);
 INSERT INTO public.plain VALUES ('2024-05-01 00:00:00+00', NULL), ('2024-05-01 00:00:01+00', NULL);
-CALL public.hlculid_backfill('public.plain', 'id', 'at', 65004);
-SELECT public.hlculid_ts(id), public.hlculid_publisher(id) FROM public.plain ORDER BY at;
+CALL pg_catalog.hlculid_backfill('public.plain', 'id', 'at', 65004);
+SELECT pg_catalog.hlculid_ts(id), pg_catalog.hlculid_publisher(id) FROM public.plain ORDER BY at;
 RESET search_path;
 DROP TABLE plain;
 

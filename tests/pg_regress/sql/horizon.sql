@@ -1,5 +1,5 @@
 -- the horizon and watermarks (0.4.0): hlculid_horizon(), hlculid_horizon_bigint(), the holders,
--- hlculid_horizons with hlculid_advance_horizon / hlculid_publish_horizon / hlculid_watermark,
+-- hlculid.hlculid_horizons with hlculid_advance_horizon / hlculid_publish_horizon / hlculid_watermark,
 -- and hlculid_read. Concurrency, prepared transactions and restarts: tests/integration/test_horizon.py.
 SET timezone = 'UTC';
 -- files of the suite before this one may have carried the clock ahead of the wall clock (generate's
@@ -25,7 +25,7 @@ SELECT (SELECT v FROM seen WHERE label = 'id') < (SELECT v FROM seen WHERE label
 -- a transaction that made ids holds the horizon at or below its first id until it ends, savepoints
 -- rolled back included; a transaction that made none holds nothing
 BEGIN;
-SELECT count(*) AS holders_before FROM hlculid_horizon_holders WHERE pid = pg_backend_pid();
+SELECT count(*) AS holders_before FROM hlculid.hlculid_horizon_holders WHERE pid = pg_backend_pid();
 SAVEPOINT s;
 SELECT hlculid_generate() AS in_tx \gset
 ROLLBACK TO SAVEPOINT s;
@@ -37,9 +37,9 @@ FROM seen h WHERE h.label = 'h_in_tx';
 SELECT count(*) AS holders, bool_and(holds_at <= :'in_tx') AS holds_below,
        bool_and(prepared_xid IS NULL) AS not_prepared, bool_and(state = 'active') AS active,
        bool_and(lag >= interval '0') AS lag_known
-FROM hlculid_horizon_holders WHERE pid = pg_backend_pid();
+FROM hlculid.hlculid_horizon_holders WHERE pid = pg_backend_pid();
 COMMIT;
-SELECT count(*) AS holders_after FROM hlculid_horizon_holders WHERE pid = pg_backend_pid();
+SELECT count(*) AS holders_after FROM hlculid.hlculid_horizon_holders WHERE pid = pg_backend_pid();
 INSERT INTO seen SELECT 'h4', hlculid_horizon();
 SELECT (SELECT v FROM seen WHERE label = 'in_tx2') < (SELECT v FROM seen WHERE label = 'h4') AS released_after_commit;
 -- the other generators hold it too: bigint ids and transaction groups
@@ -80,22 +80,22 @@ SELECT err('SELECT hlculid_read(NULL::hz_events, NULL, NULL)');
 SELECT err('SELECT hlculid_read(NULL::hz_events, NULL, 5, ''n'')');
 SELECT err('SELECT hlculid_read(NULL::hz_events, NULL, 5, ''nope'')');
 SELECT err('SELECT hlculid_read(NULL::hz_other, NULL, 5)');
--- hlculid_horizons: one row per publisher, raised and never lowered
+-- hlculid.hlculid_horizons: one row per publisher, raised and never lowered
 SELECT hlculid_advance_horizon(5, '017FC21C5E7A-0001-0000-000000000000') AS first;
 SELECT hlculid_advance_horizon(5, '017FC21C5E7A-0000-0000-000000000000') AS not_lowered;
 SELECT hlculid_advance_horizon(5, '017FC21C5E7B-0000-0000-000000000000') AS raised;
-SELECT publisher, horizon FROM hlculid_horizons ORDER BY publisher;
+SELECT publisher, horizon FROM hlculid.hlculid_horizons ORDER BY publisher;
 SELECT err('SELECT hlculid_advance_horizon(NULL, hlculid_generate())');
 SELECT err('SELECT hlculid_advance_horizon(5, NULL)');
 SELECT err('SELECT hlculid_advance_horizon(65536, hlculid_generate())', false);
 SELECT err('SELECT hlculid_advance_horizon(-1, hlculid_generate())', false);
-SELECT err('INSERT INTO hlculid_horizons VALUES (70000, ''017FC21C5E7A-0001-0000-000000000000'', ''2022-03-25'')', false);
+SELECT err('INSERT INTO hlculid.hlculid_horizons VALUES (70000, ''017FC21C5E7A-0001-0000-000000000000'', ''2022-03-25'')', false);
 -- this server's own row (publisher 42), from its horizon, the clock brought up to the wall clock
 SELECT hlculid_publish_horizon() <= hlculid_horizon() AS published_at_or_below_live;
 -- (an idle clock is brought up to the wall clock, so the row's time is now)
 SELECT publisher, hlculid_publisher(horizon) = 0 AS exclusive,
        abs(extract(epoch FROM hlculid_ts(horizon) - clock_timestamp())) < 5 AS near_now
-FROM hlculid_horizons WHERE publisher = 42;
+FROM hlculid.hlculid_horizons WHERE publisher = 42;
 -- the watermark: the smallest horizon of the publishers named; NULL (never too high) while one
 -- has no row; with no names, every row and this server's own live horizon
 SELECT hlculid_watermark(ARRAY[5]) = '017FC21C5E7B-0000-0000-000000000000' AS one;
@@ -106,15 +106,15 @@ SELECT hlculid_watermark(ARRAY[]::int4[]) IS NULL AS none_named;
 SELECT hlculid_watermark() = '017FC21C5E7B-0000-0000-000000000000' AS every_row;
 SELECT err('SELECT hlculid_watermark(ARRAY[5, NULL])', false);
 SELECT err('SELECT hlculid_watermark(ARRAY[65536])', false);
-DELETE FROM hlculid_horizons WHERE publisher = 5;
+DELETE FROM hlculid.hlculid_horizons WHERE publisher = 5;
 SELECT hlculid_watermark() <= hlculid_horizon() AS own_only;
 -- an idle clock does not hold the watermark back (0.5.0): this server's own part is its horizon
 -- with the clock brought up to the wall clock first, as hlculid_publish_horizon() writes it
 SELECT hlculid_horizon() AS idle \gset
 SELECT pg_sleep(0.05);
 SELECT hlculid_advance_horizon(5, hlculid_min(clock_timestamp() - interval '10 ms')) IS NOT NULL AS arrived;
-SELECT hlculid_watermark(ARRAY[5, 42]) = (SELECT horizon FROM hlculid_horizons WHERE publisher = 5) AS not_held_back,
+SELECT hlculid_watermark(ARRAY[5, 42]) = (SELECT horizon FROM hlculid.hlculid_horizons WHERE publisher = 5) AS not_held_back,
        hlculid_watermark(ARRAY[42]) > :'idle' AS own_part_moved;
-DELETE FROM hlculid_horizons WHERE publisher = 5;
+DELETE FROM hlculid.hlculid_horizons WHERE publisher = 5;
 DROP TABLE hz_events, hz_other;
-DELETE FROM hlculid_horizons;
+DELETE FROM hlculid.hlculid_horizons;

@@ -124,7 +124,7 @@ CREATE SCHEMA ops;
 CREATE TABLE ops.log (id hlculid NOT NULL) PARTITION BY RANGE (id);
 SELECT p, p::text FROM hlculid_create_partitions('ops.log', '2026-11-20+00', '2026-11-21+00', interval '1 day') p;
 SET search_path = '';
-SELECT p::text FROM public.hlculid_create_partitions('public.wk', '2026-12-31+00', '2027-01-01+00', interval '7 days') p;
+SELECT p::text FROM pg_catalog.hlculid_create_partitions('public.wk', '2026-12-31+00', '2027-01-01+00', interval '7 days') p;
 RESET search_path;
 SELECT hlculid_drop_partitions('ops.log', '2026-11-21+00');
 
