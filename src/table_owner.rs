@@ -150,7 +150,7 @@ fn hlculid_backfill_update(
     // qualifies and quotes, %I quotes): nothing of the caller's text reaches the query unquoted.
     let update = Spi::get_one_with_args::<String>(
         "SELECT pg_catalog.format('WITH f AS (UPDATE %s t SET %I = u.id \
-         FROM (SELECT * FROM pg_catalog.unnest($1, $2::pg_catalog.tid[], $3) u(r, c, id) ORDER BY 1, 2) u \
+         FROM (SELECT * FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2::pg_catalog.tid[]), pg_catalog.unnest($3)) u(r, c, id) ORDER BY 1, 2) u \
          WHERE t.tableoid OPERATOR(pg_catalog.=) u.r AND t.ctid OPERATOR(pg_catalog.=) u.c \
          AND t.%I IS NULL RETURNING 1) SELECT pg_catalog.count(*) FROM f', \
          $1::pg_catalog.regclass, $2, $2)",

@@ -33,7 +33,8 @@ DROP TABLE ops;
 -- is an index condition, as on a uuid key
 SELECT p.oid::regprocedure AS function FROM pg_proc p
 WHERE (p.proname ~ '^hlculid_(eq|ne|lt|le|gt|ge|cmp)$' OR p.proname ~ '_uuid$|^uuid_.*_hlculid$|_uuid_cmp$|^uuid_hlculid_cmp$')
-  AND p.pronamespace = 'public'::regnamespace AND NOT p.proleakproof;
+  AND NOT p.proleakproof AND EXISTS (SELECT FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid
+    WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e' AND e.extname = 'hlculid');
 CREATE TABLE rls_events (id hlculid PRIMARY KEY, tenant name NOT NULL DEFAULT current_user, body text);
 INSERT INTO rls_events (id, tenant, body)
 SELECT hlculid_from_parts('2026-01-01'::timestamptz + g * interval '1 second', 0, 1, g), 'someone_else', 'x'
