@@ -15,8 +15,10 @@
 -- renamed; the table and the view into the schema hlculid, created here (PostgreSQL creates no
 -- table in pg_catalog after initdb, and pg_upgrade could not restore one). docs/security.md,
 -- docs/upgrading.md.
--- Nothing below resolves a name through the old schema: this script runs with it on its path.
-SET search_path = pg_catalog, pg_temp;
+-- Nothing below resolves a name through the old schema, which PostgreSQL puts on this script's
+-- path, and every object made below is made in pg_catalog. LOCAL: over the path PostgreSQL set
+-- for the script, it ends with the script (a plain SET would outlive it in the caller's session).
+SET LOCAL search_path = pg_catalog, pg_temp;
 DO $move$
 BEGIN
     IF pg_catalog.to_regnamespace('hlculid') IS NOT NULL THEN

@@ -114,11 +114,12 @@ def test_a_million_rows_converted_while_another_session_inserts(make_cluster):
     stored = dict(c.sql(f"SELECT old_id, id::text FROM orders WHERE hlculid_publisher(id) = {PUBLISHER}"))
     assert all(stored[k] == v for k, v in inserted)
     # no lock on the whole table held across batches: the backfill only ever held the locks of
-    # reading and of row updates on the table, and no insert waited for the whole run (a property
+    # reading, of row updates, and (0.5.0) SHARE UPDATE EXCLUSIVE, which serialises backfills of one
+    # table and conflicts with no writer's ROW EXCLUSIVE; and no insert waited for the whole run (a property
     # of the locks, not of the machine's speed: on a loaded 2-core machine one insert may wait a
     # batch's time for the CPU, so no bound tighter than the run is asserted)
     assert max(latencies) < elapsed, (max(latencies), elapsed)
-    assert "RowExclusiveLock" in lock_modes and lock_modes <= {"AccessShareLock", "RowExclusiveLock"}, lock_modes
+    assert "RowExclusiveLock" in lock_modes and lock_modes <= {"AccessShareLock", "RowExclusiveLock", "ShareUpdateExclusiveLock"}, lock_modes
 
 
 def test_rows_changed_during_a_pass_are_filled_by_the_next(make_cluster):
@@ -163,11 +164,11 @@ def test_two_runs_at_once_never_give_one_id_twice(make_cluster):
     c = make_cluster("backfill-twice").start()
     rows = 20_000
     setup(c, rows)
-    oid = c.one("SELECT 'orders'::regclass::oid::int4")
     notices, errors = [], []
 
-    def waiting():
-        return c.one("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")
+    def waiting():  # runs waiting for the table's SHARE UPDATE EXCLUSIVE lock (0.5.0; 0.4.0: advisory)
+        return c.one("""SELECT count(*) FROM pg_locks WHERE locktype = 'relation'
+                        AND relation = 'orders'::regclass AND mode = 'ShareUpdateExclusiveLock' AND NOT granted""")
 
     def wait_for(n):
         deadline = time.monotonic() + 60
@@ -185,17 +186,18 @@ def test_two_runs_at_once_never_give_one_id_twice(make_cluster):
             errors.append(e)
 
     with c.connect() as holder:
-        holder.execute("SELECT pg_advisory_lock(hashtext('hlculid_backfill'), %s)", (oid,))
-        first = threading.Thread(target=backfill)
-        first.start()
-        wait_for(1)
-        # rows the first run's pass never saw, with the times (so the milliseconds) of its rows
-        c.sql("INSERT INTO orders (created_at, note, id) SELECT created_at, 'second', NULL FROM orders")
-        second = threading.Thread(target=backfill)
-        second.start()
-        wait_for(2)
-        # the lock's queue is first come, first served: the first run's batch, then the second's
-        holder.execute("SELECT pg_advisory_unlock(hashtext('hlculid_backfill'), %s)", (oid,))
+        with holder.transaction():
+            holder.execute("LOCK TABLE orders IN SHARE UPDATE EXCLUSIVE MODE")
+            first = threading.Thread(target=backfill)
+            first.start()
+            wait_for(1)
+            # rows the first run's pass never saw, with the times (so the milliseconds) of its rows
+            c.sql("INSERT INTO orders (created_at, note, id) SELECT created_at, 'second', NULL FROM orders")
+            second = threading.Thread(target=backfill)
+            second.start()
+            wait_for(2)
+        # (the commit releases the lock) the lock's queue is first come, first served: the first
+        # run's batch, then the second's
     for t in (first, second):
         t.join()
     assert not errors

@@ -3,8 +3,13 @@ hlculid.max_clock_skew however often it is called, and can be revoked; recovery 
 superusers; and the extension's scripts run none of the look-alike functions or operators that a
 role with CREATE on the target schema planted there first."""
 
+import contextlib
+import pathlib
+import subprocess
+
 import psycopg
 import pytest
+from pgcluster import pg_config
 
 SKEW_MS = 2000
 
@@ -42,13 +47,13 @@ def use_extension(c):
     """Everything a user does with the extension, with the hostile schema first in the path."""
     c.sql("""
         SET search_path = app, public;
-        CREATE TABLE public.ev (id app.hlculid PRIMARY KEY DEFAULT app.hlculid_generate(), n int);
+        CREATE TABLE public.ev (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), n int);
         CREATE INDEX ON public.ev USING hash (id);
         CREATE INDEX ON public.ev USING brin (id);
         INSERT INTO public.ev (n) SELECT generate_series(1, 1000);
-        SELECT app.hlculid_decode(id), id::text::app.hlculid, id::uuid, id::bytea, id::timestamptz
+        SELECT hlculid_decode(id), id::text::hlculid, id::uuid, id::bytea, id::timestamptz
           FROM public.ev ORDER BY ev.id LIMIT 10;
-        SELECT count(*) FROM public.ev WHERE id >= app.hlculid_min(now() - interval '1 hour');
+        SELECT count(*) FROM public.ev WHERE id >= hlculid_min(now() - interval '1 hour');
     """)
 
 
@@ -59,10 +64,31 @@ def hostile_schema(c):
     c.sql(LOOKALIKES, user="mallory")
 
 
+@contextlib.contextmanager
+def released_into(version, schema):
+    """The secondary control file scripts/integration.sh writes for a released version (which
+    puts it in public, as its own control file did), saying `schema` instead for a while."""
+    share = subprocess.run([pg_config(), "--sharedir"], check=True, capture_output=True, text=True).stdout.strip()
+    control = pathlib.Path(share, "extension", f"hlculid--{version}.control")
+    saved = control.read_text()
+    tmp = control.with_name(control.name + ".test")
+    tmp.write_text(f"schema = {schema}\n")
+    tmp.rename(control)  # by rename, as every install here
+    try:
+        yield
+    finally:
+        tmp.write_text(saved)
+        tmp.rename(control)
+
+
 def test_install_in_a_schema_with_planted_lookalikes_runs_none_of_them(make_cluster):
     c = make_cluster("hostile-install", conf=["hlculid.publisher_id = 8"]).start()
     hostile_schema(c)
-    c.sql("SET search_path = app, public; CREATE EXTENSION hlculid SCHEMA app")
+    # since 0.5.0 the extension's home is pg_catalog: a schema of the caller's choice is refused
+    with pytest.raises(psycopg.errors.FeatureNotSupported, match='must be installed in schema "pg_catalog"'):
+        c.sql("CREATE EXTENSION hlculid SCHEMA app")
+    c.sql("SET search_path = app, public; CREATE EXTENSION hlculid")
+    assert c.one("SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'hlculid'") == "pg_catalog"
     use_extension(c)
     assert c.sql("SELECT what FROM app.ran") == []
     # the planted operator and functions are really there and callable, so the check can fail
@@ -73,9 +99,13 @@ def test_install_in_a_schema_with_planted_lookalikes_runs_none_of_them(make_clus
 def test_upgrade_in_a_schema_with_planted_lookalikes_runs_none_of_them(make_cluster):
     c = make_cluster("hostile-upgrade", conf=["hlculid.publisher_id = 8"]).start()
     hostile_schema(c)
-    c.sql("CREATE EXTENSION hlculid SCHEMA app VERSION '0.1.1'")
+    with released_into("0.1.1", "app"):
+        c.sql("CREATE EXTENSION hlculid SCHEMA app VERSION '0.1.1'")
     c.sql("SET search_path = app, public; ALTER EXTENSION hlculid UPDATE")
     assert c.one("SELECT extversion FROM pg_extension WHERE extname = 'hlculid'") != "0.1.1"
+    # the update moved it out of the schema another role may create in
+    assert c.one("SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'hlculid'") == "pg_catalog"
+    assert c.one("SELECT count(*) FROM pg_proc WHERE pronamespace = 'app'::regnamespace AND proname LIKE 'hlculid%'") == 4
     use_extension(c)
     assert c.sql("SELECT what FROM app.ran") == []
 
