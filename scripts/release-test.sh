@@ -3,8 +3,9 @@
 # (its tracked and new files, as they are now): nothing here changes the checkout, nothing is
 # built, nothing is released. It
 #   - breaks one place at a time (core/Cargo.toml, Cargo.lock, a Python or Node version, the
-#     CHANGELOG, META.json, an artifact name in docs/) and expects check-versions.sh to name it,
-#     while prose about older versions, upgrade-script names and sql/released/ paths pass;
+#     CHANGELOG, META.json, an artifact or directory name in docs/, a version never released)
+#     and expects check-versions.sh to name it, while prose about released versions,
+#     upgrade-script names and sql/released/ paths pass;
 #   - releases the current version (--no-build: the schema check and the crate are make test's
 #     own steps) and checks the dated CHANGELOG section, META.json and the artifact names it prints
 #     (in a tree already released, between the release and the bump, it skips this);
@@ -70,6 +71,10 @@ EOF
 expect_ok "prose about older versions, upgrade scripts and sql/released/ paths pass" scripts/check-versions.sh
 expect_fail "an old tarball name in docs/" "docs/upgrading/notes.md:5: tarball" in_scratch_copy sh -c \
   "echo 'tar xzf hlculid-0.3.9-pg17-linux-x86_64.tar.gz' >>docs/upgrading/notes.md && scripts/check-versions.sh"
+expect_fail "the zip's directory of another version in docs/" "docs/upgrading/notes.md:5: artifact or directory name" \
+  in_scratch_copy sh -c "echo 'unzip hlculid-$v.zip && cd hlculid-0.3.9' >>docs/upgrading/notes.md && scripts/check-versions.sh"
+expect_fail "a version never released, in prose" "names 0.3.9, neither" in_scratch_copy sh -c \
+  "echo 'Since 0.3.9 it waits.' >>docs/upgrading/notes.md && scripts/check-versions.sh"
 expect_fail "an old .deb name in README.md" "Debian package" in_scratch_copy sh -c \
   "echo 'apt install ./postgresql-15-hlculid_0.1.0-1_amd64.deb' >>README.md && scripts/check-versions.sh"
 expect_fail "an old npm package name" "client package" in_scratch_copy sh -c \

@@ -23,7 +23,8 @@
 #                                     first change to the SQL surface blesses it again), sets NEXT
 #                                     in Cargo.toml, core/Cargo.toml, Cargo.lock, hlculid.control
 #                                     (when not '@CARGO_VERSION@'), the Python and Node clients,
-#                                     META.json, the artifact names in README.md and docs/, and
+#                                     META.json, the artifact names and claims of the version in
+#                                     the docs (tools/versions.py), and
 #                                     opens CHANGELOG's `## NEXT (unreleased)` section
 # Options: --no-build (VERSION: skip the two builds above; the script's own test uses it),
 #          --allow-dirty (VERSION: release from a tree with uncommitted changes; tests only).

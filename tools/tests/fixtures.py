@@ -11,7 +11,8 @@ def make_tree(root, v="1.2.3"):
                        f'[[package]]\nname = "hlculid-core"\nversion = "{v}"\n\n'
                        f'[[package]]\nname = "serde"\nversion = "1.0.0"\n'),
         "hlculid.control": "comment = 'x'\ndefault_version = '@CARGO_VERSION@'\n",
-        "CHANGELOG.md": f"# Changelog\n\n## {v} (unreleased)\n\n- things\n\n## 0.1.0 (2020-01-01)\n\n- old\n",
+        "CHANGELOG.md": (f"# Changelog\n\n## {v} (unreleased)\n\n- things\n\n## 0.2.0 (2020-02-01)\n\n- older\n\n"
+                         "## 0.1.0 (2020-01-01)\n\n- old\n"),
         "META.json": json.dumps({"name": "hlculid", "version": v, "release_status": "unstable",
                                  "provides": {"hlculid": {"file": f"sql/hlculid--{v}.sql", "version": v}}},
                                 indent=2) + "\n",
