@@ -251,6 +251,8 @@ def routine_lookalikes(r, schema, rowtypes=(), builtin=False, extra_default=True
     every = set(types) | {r["rettype"]}
     if any(u in t for t in every for u in UNPLANTABLE if not (u == '"any"' and builtin)):
         return out
+    if builtin and any("." in t for t in every):
+        return out  # another extension's (Citus') function in pg_catalog, with types of its schema
     for subst in _variant_maps([t for t, m in zip(types, modes) if m in "ibv"], rowtypes, builtin):
         def sub(t):
             return subst.get(t, t)

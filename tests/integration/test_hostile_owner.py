@@ -527,3 +527,35 @@ def test_the_detection_catches_an_unsafe_function(hostile):
     with c.connect(dbname="app") as su:
         su.execute(call).fetchall()
     assert breaches(c) == ([], False)
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "FINDING (product): hlculid_read, hlculid_read_below and hlculid_read_watermark accept the row "
+    "type of a view (pg_type.typrelid of any relation) and read it as the caller, so a view mallory "
+    "owns (or puts in place of her table: DROP TABLE mev; CREATE VIEW mev AS ... public.evil() ...) "
+    "runs her functions as the superuser who reads it; the backfill refuses views (\"is not a table\")"))
+def test_the_readers_run_no_view_code_as_the_caller(hostile):
+    c = hostile
+    with c.connect(user="mallory", dbname="app") as m:
+        m.execute("""
+            CREATE FUNCTION public.view_code() RETURNS int4 LANGUAGE plpgsql AS $f$
+            BEGIN
+                INSERT INTO public.ran VALUES ('public.view_code()', pg_catalog.current_user(), pg_catalog.session_user());
+                RETURN 0;
+            END $f$;
+            CREATE VIEW public.mview AS SELECT id, n OPERATOR(pg_catalog.+) public.view_code() AS n FROM public.mev""")
+    try:
+        with c.connect(dbname="app") as su:
+            su.execute("SET search_path = pg_catalog, pg_temp")
+            for call in ("SELECT count(*) FROM hlculid_read(NULL::public.mview, NULL)",
+                         "SELECT count(*) FROM hlculid_read_below(NULL::public.mview, NULL, hlculid_horizon())",
+                         "SELECT count(*) FROM hlculid_read_watermark(NULL::public.mview, NULL)"):
+                try:
+                    su.execute(call).fetchall()
+                except psycopg.Error:
+                    pass  # refusing a view is a fine answer
+        found = c.sql("SELECT what, by_user::text FROM public.ran WHERE by_user <> 'mallory'", dbname="app")
+        assert found == [], f"a reader ran the code of mallory's view as the caller: {found}"
+    finally:
+        c.sql("DELETE FROM public.ran WHERE what = 'public.view_code()'", dbname="app")
+        c.sql("DROP VIEW public.mview; DROP FUNCTION public.view_code()", user="mallory", dbname="app")
