@@ -4,10 +4,14 @@ mallory may create in the database and in its `public` schema (what owning the d
 PostgreSQL 15+) and plants tests/lookalikes.py's look-alikes in `public`, in schema "postgres"
 ($user of the superuser) and in schema mallory. The superuser, with its default search_path,
 calls the cluster functions on the coordinator; the commands they send run on every node with the
-path that node's new session gets."""
+path that node's new session gets. Besides the hand lists, every node has the look-alikes
+tests/lookalikes.py generates from its catalog (`arm_generated`: every function, procedure,
+aggregate, operator and cast of the extension, with the distributed table's row type for
+`anyelement`, and every built-in the extension's SQL calls), and the entry points run twice: on
+the default path with every name qualified, and unqualified on `pg_catalog, pg_temp`."""
 
 import pytest
-from lookalikes import arm, is_superuser, ran
+from lookalikes import arm_generated, is_superuser, ran
 
 LOCAL = "SET citus.enable_ddl_propagation = off"  # each node's objects are its own
 
@@ -29,7 +33,7 @@ def hostile(citus, sp_events):
         for n in nodes:
             n.sql(LOCAL + "; CREATE ROLE mallory LOGIN; GRANT CREATE ON DATABASE postgres TO mallory; "
                   "GRANT CREATE ON SCHEMA public TO mallory")
-            arm(n, setup=[LOCAL])
+            n.summary = arm_generated(n, setup=[LOCAL], rowtypes=[f"public.{sp_events}"])
         yield nodes
     finally:
         for n in nodes:
@@ -38,6 +42,47 @@ def hostile(citus, sp_events):
                 if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'mallory'").fetchone():
                     conn.execute("DROP OWNED BY mallory CASCADE")
                     conn.execute("DROP ROLE mallory")
+
+
+CITUS_CALLS = [  # § marks a name the default path needs qualified (pg_catalog.)
+    "SELECT §hlculid_citus_table('{t}'), §hlculid_citus_table('hlculid.hlculid_horizons')",
+    "SELECT §hlculid_cluster_pending()",
+    "SELECT §hlculid_cluster_horizon('5 s') IS NOT NULL",
+    "SELECT §hlculid_cluster_horizon() IS NOT NULL",
+    "SELECT §count(*) FROM §hlculid_read(NULL::{t}, NULL, 5)",
+    "SELECT §count(*) FROM §hlculid_read(NULL::{t}, NULL)",
+    "SELECT §count(*) FROM §hlculid_read(NULL::{t}, NULL, 5, 'id')",
+    "SELECT §count(*) FROM §hlculid_read_below(NULL::{t}, NULL, §hlculid_cluster_horizon(), 5)",
+    "SELECT §min(id), §max(id) FROM {t}",
+    "SELECT §count(*) FROM {t} WHERE id OPERATOR(pg_catalog.<@) §tstzrange(NULL, NULL)",
+]
+
+
+@pytest.mark.parametrize("path", ['"$user", public', "pg_catalog, pg_temp"])
+def test_the_citus_entry_points_run_nothing_planted(citus, hostile, sp_events, path):
+    """The Citus entry points (and the readers on a distributed table) on the coordinator, with
+    the generated look-alikes on every node: on the default path qualified, on pg_catalog's
+    unqualified."""
+    co = citus.coordinator
+    assert all(n.summary["extension routines"] >= 100 for n in hostile)
+    q = "pg_catalog." if path.startswith('"') else ""
+    broke = []
+    with co.connect() as su:
+        su.execute(f"SET search_path = {path}")
+        su.execute(f"INSERT INTO public.{sp_events} (n) SELECT g FROM pg_catalog.generate_series(1, 20) g")
+        for call in CITUS_CALLS:
+            sql = call.format(t=f"public.{sp_events}").replace("§", q)
+            try:
+                su.execute(sql).fetchall()
+            except Exception as e:  # noqa: BLE001 - collected, asserted below
+                broke.append((sql, getattr(e, "sqlstate", None), str(e).splitlines()[0]))
+        assert su.execute(f"SELECT {q}hlculid_citus_table('public.{sp_events}')").fetchone()[0] is True
+        assert su.execute(f"SELECT {q}count(*) FROM {q}hlculid_read(NULL::public.{sp_events}, NULL, 100)"
+                          ).fetchone()[0] == 20
+    assert broke == [], broke
+    for n in hostile:
+        assert ran(n) == [], (n.port, ran(n))
+    assert not any(is_superuser(n, "mallory") for n in hostile)
 
 
 def test_the_cluster_functions_run_nothing_a_database_owner_planted(citus, hostile, sp_events):
