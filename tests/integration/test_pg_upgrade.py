@@ -138,7 +138,7 @@ def fresh_catalog(c):
 
 
 @pytest.mark.parametrize("old_side,old_version",
-                         [("16", "0.1.1"), ("16", "0.2.0"), ("16", "0.3.0"), ("16", CURRENT), ("15", "0.1.1")],
+                         [("16", "0.1.1"), ("16", "0.2.0"), ("16", "0.3.0"), ("16", "0.4.0"), ("16", CURRENT), ("15", "0.1.1")],
                          indirect=["old_side"])
 def test_pg_upgrade_to_18_keeps_data_indexes_catalog_and_order(make_cluster, old_side, old_version):
     new, before = upgrade(make_cluster, old_side, old_version, carry_mark=True)

@@ -275,3 +275,59 @@ def test_update_from_a_release_matches_a_fresh_install(make_cluster, old):
         fresh_catalog = [r[0] for r in fresh.execute(CATALOG)]
     assert len(fresh_catalog) > 50
     assert upgraded_catalog == fresh_catalog
+
+
+def test_the_move_out_of_public_keeps_horizons_grants_and_a_prepared_hold(make_cluster):
+    """0.4.0 lived in public (a database owner's schema since PostgreSQL 15); the update to 0.5.0
+    moves it: functions and types into pg_catalog, the table and view into the schema hlculid,
+    keeping the horizons' rows, a grant on the table, a table using the type, and the hold of a
+    transaction prepared before the update, which still holds the horizon after it."""
+    c = make_cluster("move", conf=["hlculid.publisher_id = 3", "max_prepared_transactions = 4"]).start()
+    with connect(c, "postgres") as conn:
+        conn.execute("CREATE EXTENSION hlculid VERSION '0.4.0'")
+        assert conn.execute("SELECT extnamespace::regnamespace::text FROM pg_extension "
+                            "WHERE extname = 'hlculid'").fetchone()[0] == "public"
+        conn.execute("CREATE TABLE ev (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), n int)")
+        conn.execute("INSERT INTO ev (n) SELECT generate_series(1, 100)")
+        conn.execute("SELECT hlculid_advance_horizon(9, hlculid_generate())")
+        rows = conn.execute("SELECT publisher, horizon::text FROM public.hlculid_horizons ORDER BY 1").fetchall()
+        conn.execute("CREATE ROLE hlculid_move_reader")
+        conn.execute("GRANT SELECT ON public.hlculid_horizons TO hlculid_move_reader")
+        with psycopg.connect(host=str(c.dir), port=c.port, user="postgres", dbname="postgres") as p:
+            p.execute("INSERT INTO ev (n) VALUES (-1)")
+            p.execute("PREPARE TRANSACTION 'held_across_the_move'")
+        held = conn.execute("SELECT hlculid_horizon()::text").fetchone()[0]
+        conn.execute("ALTER EXTENSION hlculid UPDATE")
+        assert conn.execute("SELECT extversion, extnamespace::regnamespace::text FROM pg_extension "
+                            "WHERE extname = 'hlculid'").fetchone() == (CURRENT, "pg_catalog")
+        # nothing of the extension is left in public
+        assert conn.execute("""SELECT count(*) FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid
+            WHERE e.extname = 'hlculid' AND d.deptype = 'e'
+              AND (pg_identify_object(d.classid, d.objid, 0)).schema = 'public'""").fetchone()[0] == 0
+        assert conn.execute("SELECT publisher, horizon::text FROM hlculid.hlculid_horizons ORDER BY 1").fetchall() == rows
+        assert conn.execute("SELECT has_table_privilege('hlculid_move_reader', 'hlculid.hlculid_horizons', 'SELECT')"
+                            ).fetchone()[0]
+        assert conn.execute("SELECT count(*) FROM ev WHERE hlculid_ts(id) <= now()").fetchone()[0] == 100
+        # the prepared transaction still holds the horizon, and the view shows it
+        assert conn.execute("SELECT hlculid_horizon()::text").fetchone()[0] == held
+        assert conn.execute("SELECT gid FROM hlculid.hlculid_horizon_holders").fetchall() == [("held_across_the_move",)]
+        conn.execute("COMMIT PREPARED 'held_across_the_move'")
+        assert conn.execute("SELECT hlculid_horizon() > %s::hlculid", (held,)).fetchone()[0]
+        # and the moved functions' bodies name nothing in public
+        assert conn.execute("""SELECT count(*) FROM pg_proc WHERE pronamespace = 'pg_catalog'::regnamespace
+            AND proname LIKE 'hlculid%' AND prosrc LIKE '%public.%'""").fetchone()[0] == 0
+
+
+def test_an_update_refuses_a_schema_named_hlculid_made_before_it(make_cluster):
+    """The update creates the schema hlculid for the table and view; one made before by another
+    role (who could have put objects in it) stops the update, which changes nothing."""
+    c = make_cluster("move-taken", conf=["hlculid.publisher_id = 3"]).start()
+    with connect(c, "postgres") as conn:
+        conn.execute("CREATE EXTENSION hlculid VERSION '0.4.0'")
+        conn.execute("CREATE ROLE hlculid_squatter")
+        conn.execute("CREATE SCHEMA hlculid AUTHORIZATION hlculid_squatter")
+        with pytest.raises(psycopg.errors.DuplicateSchema, match='schema "hlculid" already exists') as e:
+            conn.execute("ALTER EXTENSION hlculid UPDATE")
+        assert "Rename or drop that schema" in e.value.diag.message_hint
+        assert conn.execute("SELECT extversion, extnamespace::regnamespace::text FROM pg_extension "
+                            "WHERE extname = 'hlculid'").fetchone() == ("0.4.0", "public")
