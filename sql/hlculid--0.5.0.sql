@@ -12,20 +12,25 @@ CREATE TYPE hlculid; -- shell, completed below once its I/O functions exist
 /* </end connected objects> */
 
 /* <begin connected objects> */
+-- requires:
+--   hlculid_shell
+
+
+CREATE FUNCTION hlculid_recv("internal" internal) RETURNS hlculid
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_recv_wrapper';
+CREATE FUNCTION hlculid_send(v hlculid) RETURNS bytea
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_send_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 
 CREATE FUNCTION hlculid_bigint_decode(id bigint,
     OUT ts timestamptz, OUT counter int4, OUT publisher int4)
 RETURNS record
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-
-CREATE  FUNCTION "hlculid_generate_bigint"() RETURNS bigint /* i64 */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -39,16 +44,11 @@ CREATE FUNCTION hlculid_out(v hlculid) RETURNS cstring
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- requires:
---   hlculid_shell
 
-
-CREATE FUNCTION hlculid_recv("internal" internal) RETURNS hlculid
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_recv_wrapper';
-CREATE FUNCTION hlculid_send(v hlculid) RETURNS bytea
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_send_wrapper';
+CREATE  FUNCTION "hlculid_generate_bigint"() RETURNS bigint /* i64 */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -205,6 +205,74 @@ COMMENT ON TYPE hlculid IS '128-bit time-ordered id: 48-bit Unix ms, 16-bit hybr
 CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
     IMMUTABLE STRICT PARALLEL SAFE
     LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_to_ulid_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION "hlculid_eq"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_eq_wrapper';
+CREATE OPERATOR = (
+    PROCEDURE = "hlculid_eq", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES
+);
+
+CREATE FUNCTION "hlculid_ne"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_ne_wrapper';
+CREATE OPERATOR <> (
+    PROCEDURE = "hlculid_ne", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel
+);
+
+CREATE FUNCTION "hlculid_lt"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_lt_wrapper';
+CREATE OPERATOR < (
+    PROCEDURE = "hlculid_lt", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel
+);
+
+CREATE FUNCTION "hlculid_le"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_le_wrapper';
+CREATE OPERATOR <= (
+    PROCEDURE = "hlculid_le", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel
+);
+
+CREATE FUNCTION "hlculid_gt"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_gt_wrapper';
+CREATE OPERATOR > (
+    PROCEDURE = "hlculid_gt", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel
+);
+
+CREATE FUNCTION "hlculid_ge"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_ge_wrapper';
+CREATE OPERATOR >= (
+    PROCEDURE = "hlculid_ge", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel
+);
+
+CREATE FUNCTION "hlculid_cmp"("a" hlculid, "b" hlculid) RETURNS INT
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_cmp_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_generate() RETURNS hlculid
+    STRICT VOLATILE PARALLEL RESTRICTED
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -565,12 +633,17 @@ BEGIN
                 EXECUTE format('CREATE UNLOGGED TABLE %I.%I AS '
                                'WITH d AS (DELETE FROM %s WHERE %s RETURNING *) SELECT * FROM d', nsp, moving_tab, def, cond);
                 GET DIAGNOSTICS moved = ROW_COUNT;
+                -- the table's code just ran (its triggers, as the owner): whatever path it set
+                -- (a plain SET outlives this function's SET clause), this body's is pinned again
+                PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
             END IF;
             EXECUTE format('CREATE TABLE %I.%I PARTITION OF %s FOR VALUES FROM (%L) TO (%s)',
                            nsp, part, parent, lo_txt, coalesce(quote_literal(hi_txt), 'MAXVALUE'));
+            PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
             IF moving THEN
                 EXECUTE format('INSERT INTO %I.%I (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM %I.%I',
                                nsp, part, cols, cols, nsp, moving_tab);
+                PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
                 EXECUTE format('DROP TABLE %I.%I', nsp, moving_tab);
                 RAISE NOTICE 'moved % rows from default partition "%" into new partition "%.%"', moved, def::text, nsp, part;
             END IF;
@@ -633,6 +706,7 @@ BEGIN
         IF NOT detach_only THEN
             EXECUTE format('DROP TABLE %s', child.partition);
         END IF;
+        PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
         RETURN NEXT qualified;
     END LOOP;
 END
@@ -658,77 +732,92 @@ CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
 --   hlculid_type
 
 
-CREATE FUNCTION hlculid_generate() RETURNS hlculid
-    STRICT VOLATILE PARALLEL RESTRICTED
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION "hlculid_eq"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_eq_wrapper';
-CREATE OPERATOR = (
-    PROCEDURE = "hlculid_eq", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES
-);
-
-CREATE FUNCTION "hlculid_ne"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_ne_wrapper';
-CREATE OPERATOR <> (
-    PROCEDURE = "hlculid_ne", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel
-);
-
-CREATE FUNCTION "hlculid_lt"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_lt_wrapper';
-CREATE OPERATOR < (
-    PROCEDURE = "hlculid_lt", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel
-);
-
-CREATE FUNCTION "hlculid_le"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_le_wrapper';
-CREATE OPERATOR <= (
-    PROCEDURE = "hlculid_le", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel
-);
-
-CREATE FUNCTION "hlculid_gt"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_gt_wrapper';
-CREATE OPERATOR > (
-    PROCEDURE = "hlculid_gt", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel
-);
-
-CREATE FUNCTION "hlculid_ge"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_ge_wrapper';
-CREATE OPERATOR >= (
-    PROCEDURE = "hlculid_ge", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel
-);
-
-CREATE FUNCTION "hlculid_cmp"("a" hlculid, "b" hlculid) RETURNS INT
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_cmp_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
 CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
     STRICT VOLATILE PARALLEL RESTRICTED
     LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
+	"pid" INT,  /* Option < i32 > */
+	"transaction" bigint,  /* Option < i64 > */
+	"holds_at" hlculid  /* Hlculid */
+)
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid /* Option < Hlculid > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_ge_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_ge_uuid_wrapper';
+
+CREATE OPERATOR >= (
+	PROCEDURE="hlculid_ge_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = <=,
+	NEGATOR = <,
+	RESTRICT = scalargesel,
+	JOIN = scalargejoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_hash_extended"(
+	"v" hlculid, /* Hlculid */
+	"seed" bigint /* i64 */
+) RETURNS bigint /* i64 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_bigint"(
+	"id" bigint /* i64 */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_eq_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_eq_uuid_wrapper';
+
+CREATE OPERATOR = (
+	PROCEDURE="hlculid_eq_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = =,
+	NEGATOR = <>,
+	RESTRICT = eqsel,
+	JOIN = eqjoinsel
+);
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -738,6 +827,30 @@ CREATE  FUNCTION "hlculid_counter"(
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_bytea"(
+	"b" bytea /* & [u8] */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1018,94 +1131,10 @@ COMMENT ON FUNCTION hlculid_backfill_update(regclass, text, oid[], text[], hlcul
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_ge_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_ge_uuid_wrapper';
-
-CREATE OPERATOR >= (
-	PROCEDURE="hlculid_ge_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = <=,
-	NEGATOR = <,
-	RESTRICT = scalargesel,
-	JOIN = scalargejoinsel
-);
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_gt_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_gt_uuid_wrapper';
-
-CREATE OPERATOR > (
-	PROCEDURE="hlculid_gt_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = <,
-	NEGATOR = <=,
-	RESTRICT = scalargtsel,
-	JOIN = scalargtjoinsel
-);
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_uuidv7"(
-	"u" uuid /* pgrx :: Uuid */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
-	"pid" INT,  /* Option < i32 > */
-	"transaction" bigint,  /* Option < i64 > */
-	"holds_at" hlculid  /* Hlculid */
-)
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid /* Option < Hlculid > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1129,22 +1158,30 @@ REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash_extended"(
-	"v" hlculid, /* Hlculid */
-	"seed" bigint /* i64 */
-) RETURNS bigint /* i64 */
-IMMUTABLE STRICT PARALLEL SAFE
+CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bigint"(
-	"id" bigint /* i64 */
-) RETURNS hlculid /* Hlculid */
+CREATE  FUNCTION "hlculid_gt_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_gt_uuid_wrapper';
+
+CREATE OPERATOR > (
+	PROCEDURE="hlculid_gt_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = <,
+	NEGATOR = <=,
+	RESTRICT = scalargtsel,
+	JOIN = scalargtjoinsel
+);
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1154,15 +1191,6 @@ CREATE  FUNCTION "hlculid_generate_at"(
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash"(
-	"v" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1178,43 +1206,21 @@ AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bytea"(
-	"b" bytea /* & [u8] */
+CREATE  FUNCTION "hlculid_from_uuidv7"(
+	"u" uuid /* pgrx :: Uuid */
 ) RETURNS hlculid /* Hlculid */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_eq_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
+CREATE  FUNCTION "hlculid_hash"(
+	"v" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_eq_uuid_wrapper';
-
-CREATE OPERATOR = (
-	PROCEDURE="hlculid_eq_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = =,
-	NEGATOR = <>,
-	RESTRICT = eqsel,
-	JOIN = eqjoinsel
-);
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1841,21 +1847,6 @@ $fn$;
 
 /* <begin connected objects> */
 -- requires:
---   hlculid_type
---   hlculid_ts
-
-
-CREATE FUNCTION hlculid_decode(id hlculid,
-    OUT ts timestamptz, OUT counter int4, OUT publisher int4, OUT random int8)
-RETURNS record
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_decode_fast';
-
-CREATE CAST (hlculid AS timestamptz) WITH FUNCTION hlculid_ts(hlculid);
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
 --   hlculid_opclasses
 --   hlculid_publish_horizon
 --   horizon::hlculid_horizon
@@ -2092,6 +2083,21 @@ COMMENT ON FUNCTION hlculid_read_watermark(anyelement, hlculid, int4[], int4, na
 REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION hlculid_horizon_holds() TO pg_monitor;
 GRANT SELECT ON hlculid.hlculid_horizon_holders TO pg_monitor;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+--   hlculid_ts
+
+
+CREATE FUNCTION hlculid_decode(id hlculid,
+    OUT ts timestamptz, OUT counter int4, OUT publisher int4, OUT random int8)
+RETURNS record
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_decode_fast';
+
+CREATE CAST (hlculid AS timestamptz) WITH FUNCTION hlculid_ts(hlculid);
 /* </end connected objects> */
 
 /* <begin connected objects> */

@@ -63,19 +63,38 @@ pub fn as_owner<R>(rel: pg_sys::Oid, function: &str, f: impl FnOnce() -> R) -> R
         .hint("Run it as the table's owner, a member of that role, or a superuser.")
         .raise()
     }
-    // SAFETY: as PostgreSQL's maintenance commands switch to a table's owner; restored below,
-    // and by the (sub)transaction's abort if `f` raises.
-    unsafe {
+    // SAFETY: as PostgreSQL's maintenance commands switch to a table's owner (REFRESH MATERIALIZED
+    // VIEW, VACUUM): the user and context, then a GUC nest level of its own whose search_path is
+    // the safe one (PostgreSQL 17's RestrictSearchPath, spelled out for 15 and 16). All of it is
+    // undone below, and by the (sub)transaction's abort if `f` raises.
+    let nest = unsafe {
         pg_sys::SetUserIdAndSecContext(
             owner,
             context
                 | pg_sys::SECURITY_LOCAL_USERID_CHANGE as i32
                 | pg_sys::SECURITY_RESTRICTED_OPERATION as i32,
-        )
+        );
+        let nest = pg_sys::NewGUCNestLevel();
+        pg_sys::set_config_option(
+            c"search_path".as_ptr(),
+            c"pg_catalog, pg_temp".as_ptr(),
+            pg_sys::GucContext::PGC_USERSET,
+            pg_sys::GucSource::PGC_S_SESSION,
+            pg_sys::GucAction::GUC_ACTION_SAVE,
+            true,
+            0,
+            false,
+        );
+        nest
     };
     let result = f();
-    // SAFETY: back to the caller's user and context, saved above.
-    unsafe { pg_sys::SetUserIdAndSecContext(user, context) };
+    // SAFETY: every setting the owner's code changed (SET, SET LOCAL, set_config, of search_path or
+    // anything else) is thrown away with the nest level, so none outlives the switch in the
+    // caller's session or transaction; then back to the caller's user and context, saved above.
+    unsafe {
+        pg_sys::AtEOXact_GUC(false, nest);
+        pg_sys::SetUserIdAndSecContext(user, context);
+    }
     result
 }
 

@@ -352,12 +352,17 @@ BEGIN
                 EXECUTE format('CREATE UNLOGGED TABLE %I.%I AS '
                                'WITH d AS (DELETE FROM %s WHERE %s RETURNING *) SELECT * FROM d', nsp, moving_tab, def, cond);
                 GET DIAGNOSTICS moved = ROW_COUNT;
+                -- the table's code just ran (its triggers, as the owner): whatever path it set
+                -- (a plain SET outlives this function's SET clause), this body's is pinned again
+                PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
             END IF;
             EXECUTE format('CREATE TABLE %I.%I PARTITION OF %s FOR VALUES FROM (%L) TO (%s)',
                            nsp, part, parent, lo_txt, coalesce(quote_literal(hi_txt), 'MAXVALUE'));
+            PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
             IF moving THEN
                 EXECUTE format('INSERT INTO %I.%I (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM %I.%I',
                                nsp, part, cols, cols, nsp, moving_tab);
+                PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
                 EXECUTE format('DROP TABLE %I.%I', nsp, moving_tab);
                 RAISE NOTICE 'moved % rows from default partition "%" into new partition "%.%"', moved, def::text, nsp, part;
             END IF;
@@ -420,6 +425,7 @@ BEGIN
         IF NOT detach_only THEN
             EXECUTE format('DROP TABLE %s', child.partition);
         END IF;
+        PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
         RETURN NEXT qualified;
     END LOOP;
 END

@@ -497,6 +497,52 @@ def test_the_table_helpers_run_the_owners_code_as_the_owner(hostile):
     assert breaches(c) == ([], False)
 
 
+SETTINGS_ESCAPE = """
+CREATE TABLE public.sev (id pg_catalog.hlculid NOT NULL, n int4) PARTITION BY RANGE (id);
+CREATE TABLE public.sev_default PARTITION OF public.sev DEFAULT;
+INSERT INTO public.sev (id, n) SELECT pg_catalog.hlculid_min(pg_catalog.now()), 1;
+CREATE TABLE public.slegacy (id pg_catalog.hlculid, ts timestamptz, n int4);
+INSERT INTO public.slegacy (ts, n) SELECT pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-)
+    pg_catalog.make_interval(secs => g), g FROM pg_catalog.generate_series(1, 30) g;
+-- the owner's code changes settings, for the transaction and for the session: the path first
+CREATE FUNCTION public.settings_trigger() RETURNS trigger LANGUAGE plpgsql AS $f$
+BEGIN
+    PERFORM pg_catalog.set_config('search_path', 'public, pg_catalog', true);
+    PERFORM pg_catalog.set_config('statement_timeout', '1234', false);
+    PERFORM pg_catalog.set_config('search_path', 'public, pg_catalog', false);
+    PERFORM pg_catalog.set_config('search_path', 'public, pg_catalog', true);
+    RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+END $f$;
+CREATE TRIGGER s BEFORE DELETE ON public.sev_default FOR EACH ROW EXECUTE FUNCTION public.settings_trigger();
+CREATE TRIGGER s BEFORE UPDATE ON public.slegacy FOR EACH ROW EXECUTE FUNCTION public.settings_trigger();
+"""
+
+
+def test_the_owners_code_leaves_no_setting_behind(hostile):
+    """The review's finding: a trigger, run as the table's owner, set search_path (for the
+    transaction and for the session) and statement_timeout; the settings outlived the switch
+    back, so the backfill's own unqualified operators, and the caller's next statements, resolved
+    through mallory's schema as the superuser. Now every setting the owner's code makes is thrown
+    away with the switch: the caller's path and timeout are what they were, and nothing planted
+    ran (the look-alikes of +, now() and the rest are in public)."""
+    c = hostile
+    with c.connect(user="mallory", dbname="app") as m:
+        m.execute(SETTINGS_ESCAPE)
+    with c.connect(dbname="app") as su:
+        su.execute("SET search_path = pg_catalog, pg_temp")
+        su.execute("SELECT hlculid_create_partitions('public.sev', now() - interval '1 day', now() + interval '1 day', '1 day')")
+        assert su.execute("SELECT count(*) FROM public.sev_default").fetchone()[0] == 0, "the row did not move"
+        assert su.execute("SHOW search_path").fetchone()[0] == "pg_catalog, pg_temp"
+        assert su.execute("SHOW statement_timeout").fetchone()[0] == "0"
+        su.execute("SELECT now(), 1 + 1")
+        su.execute("CALL hlculid_backfill('public.slegacy', 'id', 'ts', 7, 10)")
+        assert su.execute("SELECT count(*) FROM public.slegacy WHERE id IS NULL").fetchone()[0] == 0
+        assert su.execute("SHOW search_path").fetchone()[0] == "pg_catalog, pg_temp"
+        assert su.execute("SHOW statement_timeout").fetchone()[0] == "0"
+        su.execute("SELECT now(), 1 + 1")
+    assert breaches(c) == ([], False)
+
+
 def unsafe_copy(definition):
     """The real function's definition with its pinned search_path dropped and every
     pg_catalog qualification removed: what an unsafe version of it would look like."""
