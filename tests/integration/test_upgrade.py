@@ -275,3 +275,30 @@ def test_update_from_a_release_matches_a_fresh_install(make_cluster, old):
         fresh_catalog = [r[0] for r in fresh.execute(CATALOG)]
     assert len(fresh_catalog) > 50
     assert upgraded_catalog == fresh_catalog
+
+
+def test_the_update_from_0_4_0_moves_horizon_writers_to_hlculid_advance_horizon(make_cluster):
+    """0.4.0's docs/security.md gave publishers INSERT and UPDATE on hlculid_horizons, with which
+    they could set a row past the clock bound. The update takes every write privilege on the table
+    from every role but its owner, and gives EXECUTE on hlculid_advance_horizon (no longer PUBLIC)
+    to the roles that could write rows, so they keep publishing within the bound."""
+    c = make_cluster("upgrade-writers", conf=["hlculid.publisher_id = 3"]).start()
+    c.sql("CREATE EXTENSION hlculid VERSION '0.4.0'")
+    for role in ("pub", "cleaner", "reader", "nobody"):
+        c.sql(f"CREATE ROLE {role} LOGIN")
+    c.sql("GRANT SELECT, INSERT, UPDATE ON hlculid_horizons TO pub")
+    c.sql("GRANT DELETE, TRUNCATE ON hlculid_horizons TO cleaner")
+    c.sql("GRANT SELECT ON hlculid_horizons TO reader")
+    c.sql("ALTER EXTENSION hlculid UPDATE")
+    privileges = """SELECT string_agg(privilege_type, ',' ORDER BY privilege_type) FROM information_schema.role_table_grants
+                    WHERE table_schema = 'hlculid' AND table_name = 'hlculid_horizons' AND grantee = %s"""
+    assert [c.sql(privileges, (r,))[0][0] for r in ("pub", "cleaner", "reader")] == ["SELECT", None, "SELECT"]
+    assert [c.one(f"SELECT has_function_privilege('{r}', 'hlculid_advance_horizon(int4, hlculid)', 'EXECUTE')")
+            for r in ("pub", "cleaner", "reader", "nobody")] == [True, False, False, False]
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        c.sql("UPDATE hlculid.hlculid_horizons SET horizon = 'FFFFFFFFFFFF-FFFF-FFFF-FFFFFFFFFFFF'", user="pub")
+    c.sql("SELECT hlculid_advance_horizon(4, hlculid_generate())", user="pub")
+    with pytest.raises(psycopg.errors.InvalidParameterValue):
+        c.sql("SELECT hlculid_advance_horizon(4, 'FFFFFFFFFFFF-FFFF-FFFF-FFFFFFFFFFFF')", user="pub")
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        c.sql("DELETE FROM hlculid.hlculid_horizons", user="cleaner")
