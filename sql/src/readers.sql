@@ -20,6 +20,14 @@ DECLARE
     result pg_catalog.hlculid;
     missing int4;
 BEGIN
+    -- the array's shape first (0.5.0): array_position below refuses more than one dimension
+    -- with a message about searching, which says nothing of the argument
+    IF pg_catalog.array_ndims($1) OPERATOR(pg_catalog.>) 1 THEN
+        RAISE EXCEPTION 'publishers must be a one-dimensional array'
+            USING ERRCODE = 'array_subscript_error',
+                  DETAIL = pg_catalog.format('The array given has %s dimensions.', pg_catalog.array_ndims($1)),
+                  HINT = 'Pass the publisher ids as a list: ARRAY[1, 2, 3].';
+    END IF;
     IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
         RAISE EXCEPTION 'hlculid_watermark() cannot be used in a REPEATABLE READ or SERIALIZABLE transaction'
             USING ERRCODE = 'feature_not_supported',

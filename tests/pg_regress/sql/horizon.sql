@@ -142,6 +142,12 @@ SELECT hlculid_watermark(ARRAY[]::int4[]) IS NULL AS none_named;
 SELECT hlculid_watermark() = '017FC21C5E7B-0000-0000-000000000000' AS every_row;
 SELECT err('SELECT hlculid_watermark(ARRAY[5, NULL])', false);
 SELECT err('SELECT hlculid_watermark(ARRAY[65536])', false);
+-- publishers is a list (0.5.0: array_position's 0A000 before)
+SELECT err('SELECT hlculid_watermark(ARRAY[[1, 2], [3, 4]])');
+SELECT err('SELECT * FROM hlculid_read_watermark(NULL::hz_events, NULL, ARRAY[[5]])', false);
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT err('SELECT hlculid_watermark(''{{{5}}}'')', false);  -- the shape before anything else
+ROLLBACK;
 DELETE FROM hlculid.hlculid_horizons WHERE publisher = 5;
 SELECT hlculid_watermark() <= hlculid_horizon() AS own_only;
 -- an idle clock does not hold the watermark back (0.5.0): this server's own part is its horizon
