@@ -144,6 +144,16 @@ COMMENT ON FUNCTION hlculid_unmask_any(uuid) IS 'the ids a masked uuid stands fo
 COMMENT ON FUNCTION hlculid_mask_bigint(bigint) IS 'a bigint id as shown outside: a keyed permutation of the positive bigints';
 COMMENT ON FUNCTION hlculid_unmask_bigint(bigint) IS 'the bigint id a masked bigint stands for, under the current key';
 COMMENT ON FUNCTION hlculid_unmask_bigint_any(bigint) IS 'the bigint ids a masked bigint stands for under every key of hlculid.mask_key_file';
+-- Who may mask and unmask (0.5.0): not PUBLIC. Unmasking is the key's whole secret put to use:
+-- any role that can call hlculid_unmask learns the id (its time, order and publisher) behind a
+-- masked value, and any role that can call hlculid_mask can make the masked form of any id it
+-- can type. Grant them to the roles that serve ids outside (docs/masks.md, docs/security.md).
+REVOKE EXECUTE ON FUNCTION hlculid_mask(pg_catalog.hlculid) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION hlculid_unmask(pg_catalog.uuid) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION hlculid_unmask_any(pg_catalog.uuid) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION hlculid_mask_bigint(pg_catalog.int8) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION hlculid_unmask_bigint(pg_catalog.int8) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION hlculid_unmask_bigint_any(pg_catalog.int8) FROM PUBLIC;
 
 -- == hlculid_advance_horizon bounded by the clock ==
 -- A horizon further ahead of this server's clock than hlculid.max_clock_skew is refused (22023).
@@ -156,42 +166,55 @@ COMMENT ON FUNCTION hlculid_unmask_bigint_any(bigint) IS 'the bigint ids a maske
 -- horizon further ahead of this server's clock than hlculid.max_clock_skew is refused, as
 -- hlculid_observe refuses such an id: a row that far ahead would make events still to be made
 -- "final" for every reader of the watermark, for good (a row is never lowered).
+--
+-- The only way to write hlculid.hlculid_horizons (0.5.0): SECURITY DEFINER, as the superuser who
+-- installed the extension, with INSERT, UPDATE, DELETE and TRUNCATE on the table granted to no
+-- one else and EXECUTE on this function not to PUBLIC (horizon_grants.sql), so the bound above is
+-- kept in this one place. What a caller can make it do is exactly that: raise one row within the
+-- bound. Every name in it is schema-qualified and every call exact-typed. The settings it
+-- reads are the server's only: a session cannot SET hlculid.max_clock_skew once the preloaded
+-- library defined it (55P02), but without the preload the library defines no setting, and any
+-- session may SET a placeholder of that name ('1000 years'); so the setting counts only when
+-- pg_settings lists it (placeholders are not listed), and is 500ms otherwise.
 CREATE OR REPLACE FUNCTION hlculid_advance_horizon(publisher int4, horizon pg_catalog.hlculid)
 RETURNS pg_catalog.hlculid
-LANGUAGE plpgsql VOLATILE
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
     result pg_catalog.hlculid;
-    skew interval := coalesce(nullif(current_setting('hlculid.max_clock_skew', true), ''), '500ms')::interval;
-    clock timestamptz := clock_timestamp();
+    skew pg_catalog.interval := '500ms';
+    clock pg_catalog.timestamptz := pg_catalog.clock_timestamp();
 BEGIN
     IF $1 IS NULL OR $2 IS NULL THEN
         RAISE EXCEPTION 'hlculid_advance_horizon needs a publisher and a horizon'
             USING ERRCODE = 'null_value_not_allowed',
                   HINT = 'Pass the publisher id (0 to 65535) and the id below which it has sent every event.';
     END IF;
-    IF $1 < 0 OR $1 > 65535 THEN
+    IF $1 OPERATOR(pg_catalog.<) 0 OR $1 OPERATOR(pg_catalog.>) 65535 THEN
         RAISE EXCEPTION 'publisher id % is out of range', $1
             USING ERRCODE = 'numeric_value_out_of_range',
                   DETAIL = 'A publisher id is 0 to 65535.';
     END IF;
-    -- this server's clock: its logical time when preloaded (it may run ahead of the wall clock)
-    IF current_setting('hlculid.publisher_id', true) IS NOT NULL THEN
-        clock := greatest(clock, (SELECT c.logical_time FROM pg_catalog.hlculid_clock() c));
+    -- preloaded: the server's hlculid.max_clock_skew, and this server's clock, its logical time
+    -- (it may run ahead of the wall clock)
+    IF EXISTS (SELECT FROM pg_catalog.pg_settings s
+               WHERE s.name OPERATOR(pg_catalog.=) 'hlculid.max_clock_skew'::pg_catalog.text) THEN
+        skew := pg_catalog.current_setting('hlculid.max_clock_skew'::pg_catalog.text)::pg_catalog.interval;
+        clock := GREATEST(clock, (SELECT c.logical_time FROM pg_catalog.hlculid_clock() c));
     END IF;
-    IF pg_catalog.hlculid_ts($2) > clock + skew THEN
-        RAISE EXCEPTION 'horizon % is % ahead of this server''s clock', $2, pg_catalog.hlculid_ts($2) - clock
+    IF pg_catalog.hlculid_ts($2) OPERATOR(pg_catalog.>) (clock OPERATOR(pg_catalog.+) skew) THEN
+        RAISE EXCEPTION 'horizon % is % ahead of this server''s clock', $2, pg_catalog.hlculid_ts($2) OPERATOR(pg_catalog.-) clock
             USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = format('A horizon may be at most hlculid.max_clock_skew (%s) ahead of the clock: events below it would count as arrived before they are made.', skew),
+                  DETAIL = pg_catalog.format('A horizon may be at most hlculid.max_clock_skew (%s) ahead of the clock: events below it would count as arrived before they are made.'::pg_catalog.text, skew),
                   HINT = 'Fix the publisher''s clock, or raise hlculid.max_clock_skew.';
     END IF;
     INSERT INTO hlculid.hlculid_horizons AS h (publisher, horizon, updated_at)
-    VALUES ($1, $2, clock_timestamp())
+    VALUES ($1, $2, pg_catalog.clock_timestamp())
     ON CONFLICT ON CONSTRAINT hlculid_horizons_pkey DO UPDATE
         SET horizon = excluded.horizon, updated_at = excluded.updated_at
         WHERE h.horizon OPERATOR(pg_catalog.<) excluded.horizon;
-    SELECT h.horizon INTO result FROM hlculid.hlculid_horizons h WHERE h.publisher = $1;
+    SELECT h.horizon INTO result FROM hlculid.hlculid_horizons h WHERE h.publisher OPERATOR(pg_catalog.=) $1;
     RETURN result;
 END
 $fn$;
@@ -220,6 +243,14 @@ DECLARE
     result pg_catalog.hlculid;
     missing int4;
 BEGIN
+    -- the array's shape first (0.5.0): array_position below refuses more than one dimension
+    -- with a message about searching, which says nothing of the argument
+    IF pg_catalog.array_ndims($1) OPERATOR(pg_catalog.>) 1 THEN
+        RAISE EXCEPTION 'publishers must be a one-dimensional array'
+            USING ERRCODE = 'array_subscript_error',
+                  DETAIL = pg_catalog.format('The array given has %s dimensions.', pg_catalog.array_ndims($1)),
+                  HINT = 'Pass the publisher ids as a list: ARRAY[1, 2, 3].';
+    END IF;
     IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
         RAISE EXCEPTION 'hlculid_watermark() cannot be used in a REPEATABLE READ or SERIALIZABLE transaction'
             USING ERRCODE = 'feature_not_supported',
@@ -285,6 +316,8 @@ AS $fn$
 DECLARE
     rel regclass;
     col_type regtype;
+    col_num int2;
+    base regtype;
 BEGIN
     SELECT t.typrelid::regclass INTO rel FROM pg_catalog.pg_type t
     WHERE t.oid = pg_catalog.pg_typeof($1) AND t.typrelid <> 0;
@@ -298,15 +331,35 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'max_rows is 1 or more.';
     END IF;
-    SELECT a.atttypid::regtype INTO col_type FROM pg_catalog.pg_attribute a
+    SELECT a.atttypid::regtype, a.attnum INTO col_type, col_num FROM pg_catalog.pg_attribute a
     WHERE a.attrelid = rel AND a.attname = $5 AND a.attnum > 0 AND NOT a.attisdropped;
     IF col_type IS NULL THEN
         RAISE EXCEPTION 'column "%" of relation % does not exist', $5, rel
             USING ERRCODE = 'undefined_column';
     END IF;
-    IF col_type <> 'pg_catalog.hlculid'::regtype THEN
+    -- a domain over hlculid reads as an hlculid (0.5.0): its base type, through domains of domains
+    WITH RECURSIVE d(t, typtype, basetype) AS (
+        SELECT y.oid, y.typtype, y.typbasetype FROM pg_catalog.pg_type y WHERE y.oid = col_type
+        UNION ALL
+        SELECT y.oid, y.typtype, y.typbasetype FROM d JOIN pg_catalog.pg_type y ON y.oid = d.basetype
+        WHERE d.typtype = 'd')
+    SELECT d.t::regtype INTO base FROM d WHERE d.typtype <> 'd';
+    IF base IS DISTINCT FROM 'pg_catalog.hlculid'::regtype THEN
         RAISE EXCEPTION 'column "%" of relation % is of type %, not hlculid', $5, rel, col_type
             USING ERRCODE = 'datatype_mismatch';
+    END IF;
+    -- pages go by id > the last id read: rows sharing an id with a page's last row would be
+    -- passed (0.5.0). The column must be unique by itself: a valid unique index (or primary key)
+    -- whose one key column it is, on no expression and with no predicate; of a partitioned table,
+    -- the parent's.
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_index x
+                   WHERE x.indrelid = rel AND x.indisunique AND x.indisvalid
+                     AND x.indnkeyatts = 1 AND x.indkey[0] = col_num
+                     AND x.indpred IS NULL AND x.indexprs IS NULL) THEN
+        RAISE EXCEPTION 'column "%" of relation % has no unique index of its own', $5, rel
+            USING ERRCODE = 'invalid_column_reference',
+                  DETAIL = 'hlculid_read pages by id after the last id read: rows that share an id with the last row of a page would be passed.',
+                  HINT = pg_catalog.format('Add one (ALTER TABLE %s ADD UNIQUE (%I)), or read this table by other means.', rel, $5);
     END IF;
     RETURN QUERY EXECUTE pg_catalog.format(
         'SELECT * FROM %s t WHERE ($1 IS NULL OR t.%I OPERATOR(pg_catalog.>) $1) AND t.%I OPERATOR(pg_catalog.<) $2 ORDER BY t.%I USING OPERATOR(pg_catalog.<) LIMIT $3',
@@ -1231,7 +1284,34 @@ COMMENT ON FUNCTION hlculid_citus_table(regclass) IS 'whether Citus manages the 
 COMMENT ON FUNCTION hlculid_cluster_pending() IS 'the distributed transactions running and the Citus prepared transactions on any node: what hlculid_cluster_horizon() waits for';
 COMMENT ON FUNCTION hlculid_cluster_horizon(interval) IS 'on Citus: the smallest horizon of every node, once every distributed transaction that may still show an id below it has ended (NULL after max_wait); take it in one statement, read below it in the next';
 
--- == who sees the holders ==
+-- == who writes the horizons: hlculid_advance_horizon alone ==
+-- 0.4.0's docs/security.md told publishers to take INSERT and UPDATE on the table, which let them
+-- set a row to any value, past the bound hlculid_advance_horizon keeps (a row at the largest id
+-- froze the watermark for good). From 0.5.0 the function is SECURITY DEFINER and the only writer:
+-- every role that could write rows (INSERT or UPDATE; PUBLIC aside) is granted EXECUTE on it
+-- here, so ingesters and hlculid.horizon_role keep publishing, and horizon_grants.sql below takes
+-- INSERT, UPDATE, DELETE and TRUNCATE on the table from every role but its owner. SELECT stays.
+DO $grants$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN
+        SELECT DISTINCT a.grantee
+        FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+        WHERE c.oid OPERATOR(pg_catalog.=) 'hlculid.hlculid_horizons'::pg_catalog.regclass
+          AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
+          AND a.grantee OPERATOR(pg_catalog.<>) 0::pg_catalog.oid
+          AND a.privilege_type OPERATOR(pg_catalog.=) ANY (ARRAY['INSERT', 'UPDATE']::pg_catalog.text[])
+    LOOP
+        EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION pg_catalog.hlculid_advance_horizon(pg_catalog.int4, pg_catalog.hlculid) TO %I',
+                                  pg_catalog.pg_get_userbyid(r.grantee));
+        RAISE NOTICE 'role % may no longer write hlculid.hlculid_horizons: it is granted EXECUTE on hlculid_advance_horizon instead',
+            pg_catalog.pg_get_userbyid(r.grantee);
+    END LOOP;
+END
+$grants$;
+
+-- == who sees the holders; who advances a horizon ==
 -- Who may see what holds the horizon back (0.5.0): hlculid_horizon_holds() shows other sessions'
 -- pids and prepared transactions' xids with the ids they may have made, so, as pg_buffercache
 -- does, it is revoked from PUBLIC and granted to pg_monitor (which the holders view needs too:
@@ -1241,3 +1321,30 @@ COMMENT ON FUNCTION hlculid_cluster_horizon(interval) IS 'on Citus: the smallest
 REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION hlculid_horizon_holds() TO pg_monitor;
 GRANT SELECT ON hlculid.hlculid_horizon_holders TO pg_monitor;
+-- Who may write hlculid.hlculid_horizons (0.5.0): no one but through hlculid_advance_horizon, a
+-- SECURITY DEFINER function that keeps a row within hlculid.max_clock_skew of the clock and never
+-- lowers it. A role with UPDATE on the table could set a row to the largest id and freeze every
+-- watermark through it for good. No role but the table's owner keeps INSERT, UPDATE, DELETE or
+-- TRUNCATE on it, PUBLIC included, whatever granted them (a default privilege, or 0.4.0's
+-- docs/security.md, which told publishers to take INSERT and UPDATE); the function is granted to
+-- the publishing roles (docs/security.md), and to no one by default.
+REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM PUBLIC;
+DO $writers$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN
+        SELECT DISTINCT a.grantee
+        FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+        WHERE c.oid OPERATOR(pg_catalog.=) 'hlculid.hlculid_horizons'::pg_catalog.regclass
+          AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
+          AND a.grantee OPERATOR(pg_catalog.<>) 0::pg_catalog.oid
+          AND a.privilege_type OPERATOR(pg_catalog.=) ANY
+              (ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']::pg_catalog.text[])
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM %I CASCADE',
+                                  pg_catalog.pg_get_userbyid(r.grantee));
+    END LOOP;
+END
+$writers$;
+REVOKE EXECUTE ON FUNCTION hlculid_advance_horizon(int4, pg_catalog.hlculid) FROM PUBLIC;

@@ -25,15 +25,6 @@ CREATE FUNCTION hlculid_send(v hlculid) RETURNS bytea
 /* </end connected objects> */
 
 /* <begin connected objects> */
-
-CREATE FUNCTION hlculid_bigint_decode(id bigint,
-    OUT ts timestamptz, OUT counter int4, OUT publisher int4)
-RETURNS record
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 -- requires:
 --   hlculid_shell
 
@@ -41,6 +32,15 @@ LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
 CREATE FUNCTION hlculid_out(v hlculid) RETURNS cstring
     IMMUTABLE STRICT PARALLEL SAFE
     LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_out_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+
+CREATE FUNCTION hlculid_bigint_decode(id bigint,
+    OUT ts timestamptz, OUT counter int4, OUT publisher int4)
+RETURNS record
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -202,9 +202,9 @@ COMMENT ON TYPE hlculid IS '128-bit time-ordered id: 48-bit Unix ms, 16-bit hybr
 --   hlculid_type
 
 
-CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_to_ulid_wrapper';
+CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
+    STRICT VOLATILE PARALLEL RESTRICTED
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -263,6 +263,26 @@ CREATE OPERATOR >= (
 CREATE FUNCTION "hlculid_cmp"("a" hlculid, "b" hlculid) RETURNS INT
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_cmp_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_from_uuid_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_to_ulid_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -718,106 +738,27 @@ COMMENT ON FUNCTION hlculid_drop_partitions_as_owner(regclass, timestamptz, bool
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_from_uuid_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
-    STRICT VOLATILE PARALLEL RESTRICTED
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
-	"pid" INT,  /* Option < i32 > */
-	"transaction" bigint,  /* Option < i64 > */
-	"holds_at" hlculid  /* Hlculid */
-)
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid /* Option < Hlculid > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_ge_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_ge_uuid_wrapper';
-
-CREATE OPERATOR >= (
-	PROCEDURE="hlculid_ge_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = <=,
-	NEGATOR = <,
-	RESTRICT = scalargesel,
-	JOIN = scalargejoinsel
-);
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash_extended"(
-	"v" hlculid, /* Hlculid */
-	"seed" bigint /* i64 */
-) RETURNS bigint /* i64 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bigint"(
-	"id" bigint /* i64 */
-) RETURNS hlculid /* Hlculid */
+CREATE  FUNCTION "hlculid_hash"(
+	"v" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_eq_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
+CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_eq_uuid_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
+/* </end connected objects> */
 
-CREATE OPERATOR = (
-	PROCEDURE="hlculid_eq_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = =,
-	NEGATOR = <>,
-	RESTRICT = eqsel,
-	JOIN = eqjoinsel
-);
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -830,27 +771,12 @@ AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bytea"(
-	"b" bytea /* & [u8] */
+CREATE  FUNCTION "hlculid_from_uuidv7"(
+	"u" uuid /* pgrx :: Uuid */
 ) RETURNS hlculid /* Hlculid */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1131,37 +1057,66 @@ COMMENT ON FUNCTION hlculid_backfill_update(regclass, text, oid[], text[], hlcul
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
+CREATE  FUNCTION "hlculid_from_bigint"(
+	"id" bigint /* i64 */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_generate_at"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS hlculid /* Hlculid */
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
 CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid, /* Option < Hlculid > */
-	"allow_future" bool /* Option < bool > */
+	"floor" hlculid /* Option < Hlculid > */
 ) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE 
+VOLATILE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- requires:
---   hlculid_clock_recover
---   hlculid_clock_recover_allowing
-
-
-REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
-REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
+CREATE  FUNCTION "hlculid_from_parts"(
+	"ts" timestamp with time zone, /* TimestampWithTimeZone */
+	"counter" INT, /* i32 */
+	"publisher" INT, /* i32 */
+	"random" bigint /* i64 */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
+-- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_ge_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_ge_uuid_wrapper';
+
+CREATE OPERATOR >= (
+	PROCEDURE="hlculid_ge_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = <=,
+	NEGATOR = <,
+	RESTRICT = scalargesel,
+	JOIN = scalargejoinsel
+);
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1185,42 +1140,87 @@ CREATE OPERATOR > (
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_at"(
-	"ts" timestamp with time zone /* TimestampWithTimeZone */
-) RETURNS hlculid /* Hlculid */
+CREATE  FUNCTION "hlculid_hash_extended"(
+	"v" hlculid, /* Hlculid */
+	"seed" bigint /* i64 */
+) RETURNS bigint /* i64 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_eq_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_eq_uuid_wrapper';
+
+CREATE OPERATOR = (
+	PROCEDURE="hlculid_eq_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = =,
+	NEGATOR = <>,
+	RESTRICT = eqsel,
+	JOIN = eqjoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
+	"pid" INT,  /* Option < i32 > */
+	"transaction" bigint,  /* Option < i64 > */
+	"holds_at" hlculid  /* Hlculid */
+)
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_parts"(
-	"ts" timestamp with time zone, /* TimestampWithTimeZone */
-	"counter" INT, /* i32 */
-	"publisher" INT, /* i32 */
-	"random" bigint /* i64 */
+CREATE  FUNCTION "hlculid_from_bytea"(
+	"b" bytea /* & [u8] */
 ) RETURNS hlculid /* Hlculid */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_uuidv7"(
-	"u" uuid /* pgrx :: Uuid */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
+CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash"(
-	"v" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
-IMMUTABLE STRICT PARALLEL SAFE
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid, /* Option < Hlculid > */
+	"allow_future" bool /* Option < bool > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE 
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_clock_recover
+--   hlculid_clock_recover_allowing
+
+
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1521,6 +1521,25 @@ CREATE AGGREGATE max(hlculid) (
 /* <begin connected objects> */
 -- requires:
 --   hlculid_opclasses
+--   hlculid_skipsupport
+
+-- The one step of the install script that depends on the major: on PostgreSQL 18, btree's skip
+-- support (function 6) in hlculid_ops. Idempotent: every upgrade script repeats it (its template
+-- includes this file), so an update after pg_upgrade to 18 completes the catalog.
+DO $$
+BEGIN
+  IF current_setting('server_version_num')::int >= 180000 AND NOT EXISTS (
+      SELECT FROM pg_amproc p JOIN pg_opclass c ON c.opcfamily = p.amprocfamily
+      WHERE c.opcintype = 'hlculid'::regtype AND c.opcname = 'hlculid_ops' AND p.amprocnum = 6
+        AND c.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'btree')) THEN
+    ALTER OPERATOR FAMILY hlculid_ops USING btree ADD FUNCTION 6 (hlculid) hlculid_skipsupport(internal);
+  END IF;
+END $$;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_opclasses
 --   horizon::hlculid_horizon_catch_up
 --   introspect::hlculid_clock
 
@@ -1688,25 +1707,6 @@ COMMENT ON FUNCTION hlculid_cluster_horizon(interval) IS 'on Citus: the smallest
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- requires:
---   hlculid_opclasses
---   hlculid_skipsupport
-
--- The one step of the install script that depends on the major: on PostgreSQL 18, btree's skip
--- support (function 6) in hlculid_ops. Idempotent: every upgrade script repeats it (its template
--- includes this file), so an update after pg_upgrade to 18 completes the catalog.
-DO $$
-BEGIN
-  IF current_setting('server_version_num')::int >= 180000 AND NOT EXISTS (
-      SELECT FROM pg_amproc p JOIN pg_opclass c ON c.opcfamily = p.amprocfamily
-      WHERE c.opcintype = 'hlculid'::regtype AND c.opcname = 'hlculid_ops' AND p.amprocnum = 6
-        AND c.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'btree')) THEN
-    ALTER OPERATOR FAMILY hlculid_ops USING btree ADD FUNCTION 6 (hlculid) hlculid_skipsupport(internal);
-  END IF;
-END $$;
-/* </end connected objects> */
-
-/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_to_bigint"(
 	"id" hlculid /* Hlculid */
 ) RETURNS bigint /* i64 */
@@ -1772,6 +1772,21 @@ AS 'MODULE_PATHNAME', 'hlculid_ts_wrapper';
 
 /* <begin connected objects> */
 -- requires:
+--   hlculid_type
+--   hlculid_ts
+
+
+CREATE FUNCTION hlculid_decode(id hlculid,
+    OUT ts timestamptz, OUT counter int4, OUT publisher int4, OUT random int8)
+RETURNS record
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_decode_fast';
+
+CREATE CAST (hlculid AS timestamptz) WITH FUNCTION hlculid_ts(hlculid);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
 --   hlculid_opclasses
 --   introspect::hlculid_clock
 --   extract::hlculid_ts
@@ -1784,42 +1799,55 @@ AS 'MODULE_PATHNAME', 'hlculid_ts_wrapper';
 -- horizon further ahead of this server's clock than hlculid.max_clock_skew is refused, as
 -- hlculid_observe refuses such an id: a row that far ahead would make events still to be made
 -- "final" for every reader of the watermark, for good (a row is never lowered).
+--
+-- The only way to write hlculid.hlculid_horizons (0.5.0): SECURITY DEFINER, as the superuser who
+-- installed the extension, with INSERT, UPDATE, DELETE and TRUNCATE on the table granted to no
+-- one else and EXECUTE on this function not to PUBLIC (horizon_grants.sql), so the bound above is
+-- kept in this one place. What a caller can make it do is exactly that: raise one row within the
+-- bound. Every name in it is schema-qualified and every call exact-typed. The settings it
+-- reads are the server's only: a session cannot SET hlculid.max_clock_skew once the preloaded
+-- library defined it (55P02), but without the preload the library defines no setting, and any
+-- session may SET a placeholder of that name ('1000 years'); so the setting counts only when
+-- pg_settings lists it (placeholders are not listed), and is 500ms otherwise.
 CREATE OR REPLACE FUNCTION hlculid_advance_horizon(publisher int4, horizon pg_catalog.hlculid)
 RETURNS pg_catalog.hlculid
-LANGUAGE plpgsql VOLATILE
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
     result pg_catalog.hlculid;
-    skew interval := coalesce(nullif(current_setting('hlculid.max_clock_skew', true), ''), '500ms')::interval;
-    clock timestamptz := clock_timestamp();
+    skew pg_catalog.interval := '500ms';
+    clock pg_catalog.timestamptz := pg_catalog.clock_timestamp();
 BEGIN
     IF $1 IS NULL OR $2 IS NULL THEN
         RAISE EXCEPTION 'hlculid_advance_horizon needs a publisher and a horizon'
             USING ERRCODE = 'null_value_not_allowed',
                   HINT = 'Pass the publisher id (0 to 65535) and the id below which it has sent every event.';
     END IF;
-    IF $1 < 0 OR $1 > 65535 THEN
+    IF $1 OPERATOR(pg_catalog.<) 0 OR $1 OPERATOR(pg_catalog.>) 65535 THEN
         RAISE EXCEPTION 'publisher id % is out of range', $1
             USING ERRCODE = 'numeric_value_out_of_range',
                   DETAIL = 'A publisher id is 0 to 65535.';
     END IF;
-    -- this server's clock: its logical time when preloaded (it may run ahead of the wall clock)
-    IF current_setting('hlculid.publisher_id', true) IS NOT NULL THEN
-        clock := greatest(clock, (SELECT c.logical_time FROM pg_catalog.hlculid_clock() c));
+    -- preloaded: the server's hlculid.max_clock_skew, and this server's clock, its logical time
+    -- (it may run ahead of the wall clock)
+    IF EXISTS (SELECT FROM pg_catalog.pg_settings s
+               WHERE s.name OPERATOR(pg_catalog.=) 'hlculid.max_clock_skew'::pg_catalog.text) THEN
+        skew := pg_catalog.current_setting('hlculid.max_clock_skew'::pg_catalog.text)::pg_catalog.interval;
+        clock := GREATEST(clock, (SELECT c.logical_time FROM pg_catalog.hlculid_clock() c));
     END IF;
-    IF pg_catalog.hlculid_ts($2) > clock + skew THEN
-        RAISE EXCEPTION 'horizon % is % ahead of this server''s clock', $2, pg_catalog.hlculid_ts($2) - clock
+    IF pg_catalog.hlculid_ts($2) OPERATOR(pg_catalog.>) (clock OPERATOR(pg_catalog.+) skew) THEN
+        RAISE EXCEPTION 'horizon % is % ahead of this server''s clock', $2, pg_catalog.hlculid_ts($2) OPERATOR(pg_catalog.-) clock
             USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = format('A horizon may be at most hlculid.max_clock_skew (%s) ahead of the clock: events below it would count as arrived before they are made.', skew),
+                  DETAIL = pg_catalog.format('A horizon may be at most hlculid.max_clock_skew (%s) ahead of the clock: events below it would count as arrived before they are made.'::pg_catalog.text, skew),
                   HINT = 'Fix the publisher''s clock, or raise hlculid.max_clock_skew.';
     END IF;
     INSERT INTO hlculid.hlculid_horizons AS h (publisher, horizon, updated_at)
-    VALUES ($1, $2, clock_timestamp())
+    VALUES ($1, $2, pg_catalog.clock_timestamp())
     ON CONFLICT ON CONSTRAINT hlculid_horizons_pkey DO UPDATE
         SET horizon = excluded.horizon, updated_at = excluded.updated_at
         WHERE h.horizon OPERATOR(pg_catalog.<) excluded.horizon;
-    SELECT h.horizon INTO result FROM hlculid.hlculid_horizons h WHERE h.publisher = $1;
+    SELECT h.horizon INTO result FROM hlculid.hlculid_horizons h WHERE h.publisher OPERATOR(pg_catalog.=) $1;
     RETURN result;
 END
 $fn$;
@@ -1928,6 +1956,14 @@ DECLARE
     result pg_catalog.hlculid;
     missing int4;
 BEGIN
+    -- the array's shape first (0.5.0): array_position below refuses more than one dimension
+    -- with a message about searching, which says nothing of the argument
+    IF pg_catalog.array_ndims($1) OPERATOR(pg_catalog.>) 1 THEN
+        RAISE EXCEPTION 'publishers must be a one-dimensional array'
+            USING ERRCODE = 'array_subscript_error',
+                  DETAIL = pg_catalog.format('The array given has %s dimensions.', pg_catalog.array_ndims($1)),
+                  HINT = 'Pass the publisher ids as a list: ARRAY[1, 2, 3].';
+    END IF;
     IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
         RAISE EXCEPTION 'hlculid_watermark() cannot be used in a REPEATABLE READ or SERIALIZABLE transaction'
             USING ERRCODE = 'feature_not_supported',
@@ -1993,6 +2029,8 @@ AS $fn$
 DECLARE
     rel regclass;
     col_type regtype;
+    col_num int2;
+    base regtype;
 BEGIN
     SELECT t.typrelid::regclass INTO rel FROM pg_catalog.pg_type t
     WHERE t.oid = pg_catalog.pg_typeof($1) AND t.typrelid <> 0;
@@ -2006,15 +2044,35 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'max_rows is 1 or more.';
     END IF;
-    SELECT a.atttypid::regtype INTO col_type FROM pg_catalog.pg_attribute a
+    SELECT a.atttypid::regtype, a.attnum INTO col_type, col_num FROM pg_catalog.pg_attribute a
     WHERE a.attrelid = rel AND a.attname = $5 AND a.attnum > 0 AND NOT a.attisdropped;
     IF col_type IS NULL THEN
         RAISE EXCEPTION 'column "%" of relation % does not exist', $5, rel
             USING ERRCODE = 'undefined_column';
     END IF;
-    IF col_type <> 'pg_catalog.hlculid'::regtype THEN
+    -- a domain over hlculid reads as an hlculid (0.5.0): its base type, through domains of domains
+    WITH RECURSIVE d(t, typtype, basetype) AS (
+        SELECT y.oid, y.typtype, y.typbasetype FROM pg_catalog.pg_type y WHERE y.oid = col_type
+        UNION ALL
+        SELECT y.oid, y.typtype, y.typbasetype FROM d JOIN pg_catalog.pg_type y ON y.oid = d.basetype
+        WHERE d.typtype = 'd')
+    SELECT d.t::regtype INTO base FROM d WHERE d.typtype <> 'd';
+    IF base IS DISTINCT FROM 'pg_catalog.hlculid'::regtype THEN
         RAISE EXCEPTION 'column "%" of relation % is of type %, not hlculid', $5, rel, col_type
             USING ERRCODE = 'datatype_mismatch';
+    END IF;
+    -- pages go by id > the last id read: rows sharing an id with a page's last row would be
+    -- passed (0.5.0). The column must be unique by itself: a valid unique index (or primary key)
+    -- whose one key column it is, on no expression and with no predicate; of a partitioned table,
+    -- the parent's.
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_index x
+                   WHERE x.indrelid = rel AND x.indisunique AND x.indisvalid
+                     AND x.indnkeyatts = 1 AND x.indkey[0] = col_num
+                     AND x.indpred IS NULL AND x.indexprs IS NULL) THEN
+        RAISE EXCEPTION 'column "%" of relation % has no unique index of its own', $5, rel
+            USING ERRCODE = 'invalid_column_reference',
+                  DETAIL = 'hlculid_read pages by id after the last id read: rows that share an id with the last row of a page would be passed.',
+                  HINT = pg_catalog.format('Add one (ALTER TABLE %s ADD UNIQUE (%I)), or read this table by other means.', rel, $5);
     END IF;
     RETURN QUERY EXECUTE pg_catalog.format(
         'SELECT * FROM %s t WHERE ($1 IS NULL OR t.%I OPERATOR(pg_catalog.>) $1) AND t.%I OPERATOR(pg_catalog.<) $2 ORDER BY t.%I USING OPERATOR(pg_catalog.<) LIMIT $3',
@@ -2083,21 +2141,33 @@ COMMENT ON FUNCTION hlculid_read_watermark(anyelement, hlculid, int4[], int4, na
 REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION hlculid_horizon_holds() TO pg_monitor;
 GRANT SELECT ON hlculid.hlculid_horizon_holders TO pg_monitor;
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
---   hlculid_ts
-
-
-CREATE FUNCTION hlculid_decode(id hlculid,
-    OUT ts timestamptz, OUT counter int4, OUT publisher int4, OUT random int8)
-RETURNS record
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_decode_fast';
-
-CREATE CAST (hlculid AS timestamptz) WITH FUNCTION hlculid_ts(hlculid);
+-- Who may write hlculid.hlculid_horizons (0.5.0): no one but through hlculid_advance_horizon, a
+-- SECURITY DEFINER function that keeps a row within hlculid.max_clock_skew of the clock and never
+-- lowers it. A role with UPDATE on the table could set a row to the largest id and freeze every
+-- watermark through it for good. No role but the table's owner keeps INSERT, UPDATE, DELETE or
+-- TRUNCATE on it, PUBLIC included, whatever granted them (a default privilege, or 0.4.0's
+-- docs/security.md, which told publishers to take INSERT and UPDATE); the function is granted to
+-- the publishing roles (docs/security.md), and to no one by default.
+REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM PUBLIC;
+DO $writers$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN
+        SELECT DISTINCT a.grantee
+        FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+        WHERE c.oid OPERATOR(pg_catalog.=) 'hlculid.hlculid_horizons'::pg_catalog.regclass
+          AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
+          AND a.grantee OPERATOR(pg_catalog.<>) 0::pg_catalog.oid
+          AND a.privilege_type OPERATOR(pg_catalog.=) ANY
+              (ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']::pg_catalog.text[])
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM %I CASCADE',
+                                  pg_catalog.pg_get_userbyid(r.grantee));
+    END LOOP;
+END
+$writers$;
+REVOKE EXECUTE ON FUNCTION hlculid_advance_horizon(int4, pg_catalog.hlculid) FROM PUBLIC;
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -2172,6 +2242,16 @@ COMMENT ON FUNCTION hlculid_unmask_any(uuid) IS 'the ids a masked uuid stands fo
 COMMENT ON FUNCTION hlculid_mask_bigint(bigint) IS 'a bigint id as shown outside: a keyed permutation of the positive bigints';
 COMMENT ON FUNCTION hlculid_unmask_bigint(bigint) IS 'the bigint id a masked bigint stands for, under the current key';
 COMMENT ON FUNCTION hlculid_unmask_bigint_any(bigint) IS 'the bigint ids a masked bigint stands for under every key of hlculid.mask_key_file';
+-- Who may mask and unmask (0.5.0): not PUBLIC. Unmasking is the key's whole secret put to use:
+-- any role that can call hlculid_unmask learns the id (its time, order and publisher) behind a
+-- masked value, and any role that can call hlculid_mask can make the masked form of any id it
+-- can type. Grant them to the roles that serve ids outside (docs/masks.md, docs/security.md).
+REVOKE EXECUTE ON FUNCTION hlculid_mask(pg_catalog.hlculid) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION hlculid_unmask(pg_catalog.uuid) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION hlculid_unmask_any(pg_catalog.uuid) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION hlculid_mask_bigint(pg_catalog.int8) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION hlculid_unmask_bigint(pg_catalog.int8) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION hlculid_unmask_bigint_any(pg_catalog.int8) FROM PUBLIC;
 /* </end connected objects> */
 
 /* <begin connected objects> */

@@ -7,3 +7,30 @@
 REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION hlculid_horizon_holds() TO pg_monitor;
 GRANT SELECT ON hlculid.hlculid_horizon_holders TO pg_monitor;
+-- Who may write hlculid.hlculid_horizons (0.5.0): no one but through hlculid_advance_horizon, a
+-- SECURITY DEFINER function that keeps a row within hlculid.max_clock_skew of the clock and never
+-- lowers it. A role with UPDATE on the table could set a row to the largest id and freeze every
+-- watermark through it for good. No role but the table's owner keeps INSERT, UPDATE, DELETE or
+-- TRUNCATE on it, PUBLIC included, whatever granted them (a default privilege, or 0.4.0's
+-- docs/security.md, which told publishers to take INSERT and UPDATE); the function is granted to
+-- the publishing roles (docs/security.md), and to no one by default.
+REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM PUBLIC;
+DO $writers$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN
+        SELECT DISTINCT a.grantee
+        FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+        WHERE c.oid OPERATOR(pg_catalog.=) 'hlculid.hlculid_horizons'::pg_catalog.regclass
+          AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
+          AND a.grantee OPERATOR(pg_catalog.<>) 0::pg_catalog.oid
+          AND a.privilege_type OPERATOR(pg_catalog.=) ANY
+              (ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']::pg_catalog.text[])
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM %I CASCADE',
+                                  pg_catalog.pg_get_userbyid(r.grantee));
+    END LOOP;
+END
+$writers$;
+REVOKE EXECUTE ON FUNCTION hlculid_advance_horizon(int4, pg_catalog.hlculid) FROM PUBLIC;

@@ -20,6 +20,14 @@ DECLARE
     result pg_catalog.hlculid;
     missing int4;
 BEGIN
+    -- the array's shape first (0.5.0): array_position below refuses more than one dimension
+    -- with a message about searching, which says nothing of the argument
+    IF pg_catalog.array_ndims($1) OPERATOR(pg_catalog.>) 1 THEN
+        RAISE EXCEPTION 'publishers must be a one-dimensional array'
+            USING ERRCODE = 'array_subscript_error',
+                  DETAIL = pg_catalog.format('The array given has %s dimensions.', pg_catalog.array_ndims($1)),
+                  HINT = 'Pass the publisher ids as a list: ARRAY[1, 2, 3].';
+    END IF;
     IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
         RAISE EXCEPTION 'hlculid_watermark() cannot be used in a REPEATABLE READ or SERIALIZABLE transaction'
             USING ERRCODE = 'feature_not_supported',
@@ -85,6 +93,8 @@ AS $fn$
 DECLARE
     rel regclass;
     col_type regtype;
+    col_num int2;
+    base regtype;
 BEGIN
     SELECT t.typrelid::regclass INTO rel FROM pg_catalog.pg_type t
     WHERE t.oid = pg_catalog.pg_typeof($1) AND t.typrelid <> 0;
@@ -98,15 +108,35 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'max_rows is 1 or more.';
     END IF;
-    SELECT a.atttypid::regtype INTO col_type FROM pg_catalog.pg_attribute a
+    SELECT a.atttypid::regtype, a.attnum INTO col_type, col_num FROM pg_catalog.pg_attribute a
     WHERE a.attrelid = rel AND a.attname = $5 AND a.attnum > 0 AND NOT a.attisdropped;
     IF col_type IS NULL THEN
         RAISE EXCEPTION 'column "%" of relation % does not exist', $5, rel
             USING ERRCODE = 'undefined_column';
     END IF;
-    IF col_type <> 'pg_catalog.hlculid'::regtype THEN
+    -- a domain over hlculid reads as an hlculid (0.5.0): its base type, through domains of domains
+    WITH RECURSIVE d(t, typtype, basetype) AS (
+        SELECT y.oid, y.typtype, y.typbasetype FROM pg_catalog.pg_type y WHERE y.oid = col_type
+        UNION ALL
+        SELECT y.oid, y.typtype, y.typbasetype FROM d JOIN pg_catalog.pg_type y ON y.oid = d.basetype
+        WHERE d.typtype = 'd')
+    SELECT d.t::regtype INTO base FROM d WHERE d.typtype <> 'd';
+    IF base IS DISTINCT FROM 'pg_catalog.hlculid'::regtype THEN
         RAISE EXCEPTION 'column "%" of relation % is of type %, not hlculid', $5, rel, col_type
             USING ERRCODE = 'datatype_mismatch';
+    END IF;
+    -- pages go by id > the last id read: rows sharing an id with a page's last row would be
+    -- passed (0.5.0). The column must be unique by itself: a valid unique index (or primary key)
+    -- whose one key column it is, on no expression and with no predicate; of a partitioned table,
+    -- the parent's.
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_index x
+                   WHERE x.indrelid = rel AND x.indisunique AND x.indisvalid
+                     AND x.indnkeyatts = 1 AND x.indkey[0] = col_num
+                     AND x.indpred IS NULL AND x.indexprs IS NULL) THEN
+        RAISE EXCEPTION 'column "%" of relation % has no unique index of its own', $5, rel
+            USING ERRCODE = 'invalid_column_reference',
+                  DETAIL = 'hlculid_read pages by id after the last id read: rows that share an id with the last row of a page would be passed.',
+                  HINT = pg_catalog.format('Add one (ALTER TABLE %s ADD UNIQUE (%I)), or read this table by other means.', rel, $5);
     END IF;
     RETURN QUERY EXECUTE pg_catalog.format(
         'SELECT * FROM %s t WHERE ($1 IS NULL OR t.%I OPERATOR(pg_catalog.>) $1) AND t.%I OPERATOR(pg_catalog.<) $2 ORDER BY t.%I USING OPERATOR(pg_catalog.<) LIMIT $3',

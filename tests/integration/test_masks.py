@@ -32,6 +32,17 @@ def set_keys(c, key=None, old=None, mode=0o600):
     time.sleep(1.2)  # backends look at the key file again once a second
 
 
+# docs/masks.md and docs/security.md: the roles that serve ids outside (0.5.0: not PUBLIC)
+MASK_GRANTS = """GRANT EXECUTE ON FUNCTION hlculid_mask(hlculid), hlculid_unmask(uuid), hlculid_unmask_any(uuid),
+    hlculid_mask_bigint(bigint), hlculid_unmask_bigint(bigint), hlculid_unmask_bigint_any(bigint) TO {role}"""
+MASK_CALLS = ("SELECT hlculid_mask('017FC21C5E7A-0001-000A-AAA333333333')",
+              "SELECT hlculid_unmask('38908a05-8729-5919-3e58-213da0134b89')",
+              "SELECT hlculid_unmask_any('38908a05-8729-5919-3e58-213da0134b89')",
+              "SELECT hlculid_mask_bigint(3732930560000003114)",
+              "SELECT hlculid_unmask_bigint(1886982768382340727)",
+              "SELECT hlculid_unmask_bigint_any(1886982768382340727)")
+
+
 @pytest.fixture
 def server(make_cluster):
     c = make_cluster("masks", conf=["hlculid.publisher_id = 5"]).start()
@@ -128,6 +139,7 @@ def test_no_key_a_bad_key_and_the_key_kept_secret(server):
     # the file's name is for superusers only
     with pytest.raises(psycopg.errors.InsufficientPrivilege):
         c.sql("SHOW hlculid.mask_key_file", user="app")
+    c.sql(MASK_GRANTS.format(role="app"))
     assert c.sql("SELECT hlculid_unmask(hlculid_mask('017FC21C5E7A-0001-000A-AAA333333333'))::text",
                  user="app") == [("017FC21C5E7A-0001-000A-AAA333333333",)]
     # a new key in the file takes effect within a second, without a reload, in a session that
@@ -145,3 +157,22 @@ def test_no_key_a_bad_key_and_the_key_kept_secret(server):
         c.sql("SELECT hlculid_mask_bigint(0)")
     with pytest.raises(psycopg.errors.NumericValueOutOfRange):
         c.sql("SELECT hlculid_unmask_bigint(-5)")
+
+
+def test_only_the_roles_granted_them_mask_and_unmask(server):
+    """0.4.0-era default: every function is PUBLIC, so any role could unmask any value it saw.
+    The mask functions are revoked from PUBLIC; the documented GRANT gives them back."""
+    c = server
+    set_keys(c, KEY_B)
+    c.sql("CREATE ROLE plain LOGIN")
+    for q in MASK_CALLS:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            c.sql(q, user="plain")
+    c.sql(MASK_GRANTS.format(role="app"))
+    got = [c.sql(q, user="app")[0][0] for q in MASK_CALLS]
+    assert [str(v) for v in got] == ["38908a05-8729-5919-3e58-213da0134b89", "017FC21C5E7A-0001-000A-AAA333333333",
+                                     "017FC21C5E7A-0001-000A-AAA333333333", "1886982768382340727",
+                                     "3732930560000003114", "3732930560000003114"]
+    for q in MASK_CALLS:  # still not for plain
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            c.sql(q, user="plain")

@@ -61,7 +61,7 @@ def test_the_documented_grant_sets_and_no_holds_for_public(make_cluster):
     c.sql("GRANT SELECT ON ev TO reader")
     c.sql("GRANT SELECT ON hlculid.hlculid_horizons TO reader")
     c.sql("GRANT pg_monitor TO reader")
-    c.sql("GRANT SELECT, INSERT, UPDATE ON hlculid.hlculid_horizons TO publisher")
+    c.sql("GRANT EXECUTE ON FUNCTION hlculid_advance_horizon(int4, hlculid) TO publisher")
     with c.connect(autocommit=False) as held:  # something to see in the holders view
         held.execute("INSERT INTO ev (n) VALUES (2)")
         for q in ("SELECT * FROM hlculid_horizon_holds()", "SELECT * FROM hlculid.hlculid_horizon_holders",
@@ -199,13 +199,14 @@ def test_the_publisher_runs_as_the_horizon_role_without_superuser_rights(make_cl
     c.sql("CREATE EXTENSION hlculid")
     # docs/security.md's publishing role, with LOGIN
     c.sql("CREATE ROLE horizon_pub LOGIN")
-    c.sql("GRANT SELECT, INSERT, UPDATE ON hlculid.hlculid_horizons TO horizon_pub")
+    c.sql("GRANT EXECUTE ON FUNCTION hlculid_advance_horizon(int4, hlculid) TO horizon_pub")
     c.sql("SELECT pg_reload_conf()")
     wait_for(c, "SELECT count(*) FROM hlculid.hlculid_horizons WHERE publisher = 7", 1, timeout=30)
     worker = "SELECT usename FROM pg_stat_activity WHERE backend_type = 'hlculid' AND datname = 'postgres'"
     assert c.one(worker) == "horizon_pub"
     assert c.log().count(missing) == 1
-    # its rights are its grants: without UPDATE the row stops moving, and nothing else happens
-    c.sql("REVOKE UPDATE ON hlculid.hlculid_horizons FROM horizon_pub")
+    # its rights are its grants: without EXECUTE on hlculid_advance_horizon the row stops moving,
+    # and nothing else happens
+    c.sql("REVOKE EXECUTE ON FUNCTION hlculid_advance_horizon(int4, hlculid) FROM horizon_pub")
     time.sleep(1)
-    assert "permission denied for table hlculid.hlculid_horizons" in c.log()
+    assert "permission denied for function hlculid_advance_horizon" in c.log()

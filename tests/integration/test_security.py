@@ -153,3 +153,67 @@ def test_observe_can_be_revoked_and_granted_and_recovery_is_for_superusers(make_
     for user in ("ordinary", "consumer"):
         with pytest.raises(psycopg.errors.InsufficientPrivilege):
             c.sql("SELECT hlculid_clock_recover(NULL)", user=user)
+
+
+# docs/security.md, "Roles for readers and publishers": the publishing role's grants, exactly
+PUBLISHER_GRANTS = "GRANT EXECUTE ON FUNCTION hlculid_advance_horizon(int4, hlculid) TO event_publisher"
+FAR = "FFFFFFFFFFFF-FFFF-FFFF-FFFFFFFFFFFF"
+
+
+def test_the_horizons_are_written_only_through_hlculid_advance_horizon(make_cluster):
+    """0.4.0's publishing grants (INSERT, UPDATE on the table) let a publisher set a row to the
+    largest id, past the bound hlculid_advance_horizon keeps: the row froze for good and the
+    watermark returned an event from the future. The function is the only writer now."""
+    c = make_cluster("horizon-writers", conf=["hlculid.publisher_id = 9", f"hlculid.max_clock_skew = {SKEW_MS}"]).start()
+    c.sql("CREATE EXTENSION hlculid")
+    c.sql("CREATE ROLE event_publisher NOLOGIN")
+    c.sql("CREATE ROLE ingester LOGIN IN ROLE event_publisher")
+    c.sql("CREATE ROLE nobody LOGIN")
+    c.sql(PUBLISHER_GRANTS)
+    c.sql("CREATE TABLE ev (id hlculid PRIMARY KEY, n int)")
+    c.sql("SELECT hlculid_advance_horizon(3, hlculid_generate())")
+    for q in (f"UPDATE hlculid.hlculid_horizons SET horizon = '{FAR}'",
+              f"INSERT INTO hlculid.hlculid_horizons VALUES (4, '{FAR}', now())",
+              f"INSERT INTO hlculid.hlculid_horizons VALUES (3, '{FAR}', now()) "
+              "ON CONFLICT (publisher) DO UPDATE SET horizon = excluded.horizon",
+              "DELETE FROM hlculid.hlculid_horizons",
+              "TRUNCATE hlculid.hlculid_horizons"):
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            c.sql(q, user="ingester")
+    # within the bound it works, and raises the row; beyond it, it is refused and nothing moves
+    near = c.one("SELECT hlculid_min(clock_timestamp() + interval '1 s')::text")
+    assert c.sql("SELECT hlculid_advance_horizon(3, %s::hlculid)::text", (near,), user="ingester") == [(near,)]
+    for far in (f"'{FAR}'::hlculid", "hlculid_max(clock_timestamp() + interval '1 hour')"):
+        with pytest.raises(psycopg.errors.InvalidParameterValue):
+            c.sql(f"SELECT hlculid_advance_horizon(3, {far})", user="ingester")
+    with pytest.raises(psycopg.errors.InvalidParameterValue):
+        c.sql(f"SELECT hlculid_advance_horizon(5, '{FAR}')", user="ingester")
+    # never lowered, through the function either
+    c.sql("SELECT hlculid_advance_horizon(3, hlculid_min('2020-01-01'))", user="ingester")
+    assert c.sql("SELECT publisher, horizon::text FROM hlculid.hlculid_horizons") == [(3, near)]
+    # a role without the grant cannot call it; the watermark is not from the future
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        c.sql("SELECT hlculid_advance_horizon(3, hlculid_generate())", user="nobody")
+    assert c.one("SELECT hlculid_ts(hlculid_watermark(ARRAY[3])) < clock_timestamp() + interval '2 s'")
+    # SECURITY DEFINER, and no role but the table's owner holds more than SELECT on it
+    assert c.one("SELECT prosecdef FROM pg_proc WHERE oid = 'hlculid_advance_horizon(int4, hlculid)'::regprocedure")
+    assert c.one("""SELECT count(*) FROM pg_class c, aclexplode(c.relacl) a
+                    WHERE c.oid = 'hlculid.hlculid_horizons'::regclass AND a.grantee <> c.relowner
+                      AND a.privilege_type <> 'SELECT'""") == 0
+
+
+def test_without_the_preload_a_session_cannot_loosen_the_horizons_bound(make_cluster):
+    """Without shared_preload_libraries the library defines no setting, so any session may SET a
+    placeholder hlculid.max_clock_skew: the SECURITY DEFINER function must not take it."""
+    c = make_cluster("horizon-no-preload", preload=False).start()
+    c.sql("CREATE EXTENSION hlculid")
+    c.sql("CREATE ROLE event_publisher NOLOGIN")
+    c.sql("CREATE ROLE ingester LOGIN IN ROLE event_publisher")
+    c.sql(PUBLISHER_GRANTS)
+    with c.connect(user="ingester") as conn:
+        conn.execute("SET hlculid.max_clock_skew = '1000 years'")
+        with pytest.raises(psycopg.errors.InvalidParameterValue) as e:
+            conn.execute("SELECT hlculid_advance_horizon(3, hlculid_min('2500-01-01'))")
+        assert "(00:00:00.5)" in e.value.diag.message_detail
+        conn.execute("SELECT hlculid_advance_horizon(3, hlculid_min(clock_timestamp()))")
+    assert c.one("SELECT count(*) FROM hlculid.hlculid_horizons") == 1

@@ -331,3 +331,30 @@ def test_an_update_refuses_a_schema_named_hlculid_made_before_it(make_cluster):
         assert "Rename or drop that schema" in e.value.diag.message_hint
         assert conn.execute("SELECT extversion, extnamespace::regnamespace::text FROM pg_extension "
                             "WHERE extname = 'hlculid'").fetchone() == ("0.4.0", "public")
+
+
+def test_the_update_from_0_4_0_moves_horizon_writers_to_hlculid_advance_horizon(make_cluster):
+    """0.4.0's docs/security.md gave publishers INSERT and UPDATE on hlculid_horizons, with which
+    they could set a row past the clock bound. The update takes every write privilege on the table
+    from every role but its owner, and gives EXECUTE on hlculid_advance_horizon (no longer PUBLIC)
+    to the roles that could write rows, so they keep publishing within the bound."""
+    c = make_cluster("upgrade-writers", conf=["hlculid.publisher_id = 3"]).start()
+    c.sql("CREATE EXTENSION hlculid VERSION '0.4.0'")
+    for role in ("pub", "cleaner", "reader", "nobody"):
+        c.sql(f"CREATE ROLE {role} LOGIN")
+    c.sql("GRANT SELECT, INSERT, UPDATE ON hlculid_horizons TO pub")
+    c.sql("GRANT DELETE, TRUNCATE ON hlculid_horizons TO cleaner")
+    c.sql("GRANT SELECT ON hlculid_horizons TO reader")
+    c.sql("ALTER EXTENSION hlculid UPDATE")
+    privileges = """SELECT string_agg(privilege_type, ',' ORDER BY privilege_type) FROM information_schema.role_table_grants
+                    WHERE table_schema = 'hlculid' AND table_name = 'hlculid_horizons' AND grantee = %s"""
+    assert [c.sql(privileges, (r,))[0][0] for r in ("pub", "cleaner", "reader")] == ["SELECT", None, "SELECT"]
+    assert [c.one(f"SELECT has_function_privilege('{r}', 'hlculid_advance_horizon(int4, hlculid)', 'EXECUTE')")
+            for r in ("pub", "cleaner", "reader", "nobody")] == [True, False, False, False]
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        c.sql("UPDATE hlculid.hlculid_horizons SET horizon = 'FFFFFFFFFFFF-FFFF-FFFF-FFFFFFFFFFFF'", user="pub")
+    c.sql("SELECT hlculid_advance_horizon(4, hlculid_generate())", user="pub")
+    with pytest.raises(psycopg.errors.InvalidParameterValue):
+        c.sql("SELECT hlculid_advance_horizon(4, 'FFFFFFFFFFFF-FFFF-FFFF-FFFFFFFFFFFF')", user="pub")
+    with pytest.raises(psycopg.errors.InsufficientPrivilege):
+        c.sql("DELETE FROM hlculid.hlculid_horizons", user="cleaner")

@@ -71,7 +71,7 @@ INSERT INTO hz_events (n) SELECT g FROM generate_series(1, 10) g;
 SELECT n FROM hlculid_read(NULL::hz_events, NULL, 3);
 SELECT n FROM hlculid_read(NULL::hz_events, (SELECT id FROM hz_events WHERE n = 3));
 SELECT count(*) FROM hlculid_read(NULL::hz_events, (SELECT max(id) FROM hz_events));
-CREATE TABLE hz_other (key hlculid, "ORDER" int, v int);
+CREATE TABLE hz_other (key hlculid UNIQUE, "ORDER" int, v int);
 INSERT INTO hz_other (key, "ORDER", v) SELECT hlculid_generate(), g, g FROM generate_series(1, 3) g;
 SELECT "ORDER" FROM hlculid_read(NULL::hz_other, NULL, 10, 'key');
 SELECT err('SELECT hlculid_read(1, NULL)');
@@ -80,6 +80,42 @@ SELECT err('SELECT hlculid_read(NULL::hz_events, NULL, NULL)');
 SELECT err('SELECT hlculid_read(NULL::hz_events, NULL, 5, ''n'')');
 SELECT err('SELECT hlculid_read(NULL::hz_events, NULL, 5, ''nope'')');
 SELECT err('SELECT hlculid_read(NULL::hz_other, NULL, 5)');
+-- the id column must be unique by itself (0.5.0): pages go by id > the last id read, so rows
+-- sharing an id with a page's last row would be passed
+CREATE TABLE hz_composite (id hlculid, recipient int, PRIMARY KEY (id, recipient));
+INSERT INTO hz_composite SELECT i.id, r FROM (SELECT hlculid_generate() AS id FROM generate_series(1, 2)) i, generate_series(1, 2) r;
+SELECT err('SELECT hlculid_read(NULL::hz_composite, NULL, 1)');
+SELECT err('SELECT hlculid_read_below(NULL::hz_composite, NULL, hlculid_horizon(), 1)', false);
+SELECT err('SELECT hlculid_read_watermark(NULL::hz_composite, NULL, NULL, 1)', false);
+CREATE UNIQUE INDEX ON hz_composite (id) WHERE recipient = 1;  -- partial: not unique over the table
+SELECT err('SELECT hlculid_read(NULL::hz_composite, NULL, 1)', false);
+CREATE UNIQUE INDEX ON hz_composite ((id::text || recipient)); -- an expression: not the column
+SELECT err('SELECT hlculid_read(NULL::hz_composite, NULL, 1)', false);
+CREATE TABLE hz_unindexed (id hlculid DEFAULT hlculid_generate(), n int);
+INSERT INTO hz_unindexed (n) VALUES (1);
+SELECT err('SELECT hlculid_read(NULL::hz_unindexed, NULL)', false);
+-- a unique index with INCLUDE columns has the id as its only key column: read
+CREATE UNIQUE INDEX ON hz_unindexed (id) INCLUDE (n);
+SELECT n FROM hlculid_read(NULL::hz_unindexed, NULL);
+-- a partitioned table: the parent's unique index
+CREATE TABLE hz_parts (id hlculid, n int) PARTITION BY RANGE (id);
+CREATE TABLE hz_parts_all PARTITION OF hz_parts DEFAULT;
+INSERT INTO hz_parts SELECT hlculid_generate(), g FROM generate_series(1, 3) g;
+CREATE UNIQUE INDEX ON hz_parts_all (id);                        -- a partition's: not the parent's
+SELECT err('SELECT hlculid_read(NULL::hz_parts, NULL)', false);
+ALTER TABLE hz_parts ADD PRIMARY KEY (id);
+SELECT n FROM hlculid_read(NULL::hz_parts, NULL, 2);
+-- a domain over hlculid (and a domain over that) reads as an hlculid (0.5.0; was 42804)
+CREATE DOMAIN hz_event_id AS hlculid NOT NULL;
+CREATE DOMAIN hz_order_id AS hz_event_id;
+CREATE TABLE hz_dom (id hz_order_id PRIMARY KEY DEFAULT hlculid_generate(), n int);
+INSERT INTO hz_dom (n) SELECT g FROM generate_series(1, 4) g;
+SELECT n FROM hlculid_read(NULL::hz_dom, NULL, 2);
+SELECT n FROM hlculid_read(NULL::hz_dom, (SELECT id FROM hz_dom WHERE n = 2), 10);
+SELECT n FROM hlculid_read_below(NULL::hz_dom, NULL, hlculid_horizon(), 10);
+CREATE DOMAIN hz_text_id AS text;
+CREATE TABLE hz_dom_text (id hz_text_id PRIMARY KEY);
+SELECT err('SELECT hlculid_read(NULL::hz_dom_text, NULL)');
 -- hlculid.hlculid_horizons: one row per publisher, raised and never lowered
 SELECT hlculid_advance_horizon(5, '017FC21C5E7A-0001-0000-000000000000') AS first;
 SELECT hlculid_advance_horizon(5, '017FC21C5E7A-0000-0000-000000000000') AS not_lowered;
@@ -106,6 +142,12 @@ SELECT hlculid_watermark(ARRAY[]::int4[]) IS NULL AS none_named;
 SELECT hlculid_watermark() = '017FC21C5E7B-0000-0000-000000000000' AS every_row;
 SELECT err('SELECT hlculid_watermark(ARRAY[5, NULL])', false);
 SELECT err('SELECT hlculid_watermark(ARRAY[65536])', false);
+-- publishers is a list (0.5.0: array_position's 0A000 before)
+SELECT err('SELECT hlculid_watermark(ARRAY[[1, 2], [3, 4]])');
+SELECT err('SELECT * FROM hlculid_read_watermark(NULL::hz_events, NULL, ARRAY[[5]])', false);
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT err('SELECT hlculid_watermark(''{{{5}}}'')', false);  -- the shape before anything else
+ROLLBACK;
 DELETE FROM hlculid.hlculid_horizons WHERE publisher = 5;
 SELECT hlculid_watermark() <= hlculid_horizon() AS own_only;
 -- an idle clock does not hold the watermark back (0.5.0): this server's own part is its horizon
@@ -116,5 +158,6 @@ SELECT hlculid_advance_horizon(5, hlculid_min(clock_timestamp() - interval '10 m
 SELECT hlculid_watermark(ARRAY[5, 42]) = (SELECT horizon FROM hlculid.hlculid_horizons WHERE publisher = 5) AS not_held_back,
        hlculid_watermark(ARRAY[42]) > :'idle' AS own_part_moved;
 DELETE FROM hlculid.hlculid_horizons WHERE publisher = 5;
-DROP TABLE hz_events, hz_other;
+DROP TABLE hz_events, hz_other, hz_composite, hz_unindexed, hz_parts, hz_dom, hz_dom_text;
+DROP DOMAIN hz_order_id, hz_event_id, hz_text_id;
 DELETE FROM hlculid.hlculid_horizons;
