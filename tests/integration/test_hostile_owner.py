@@ -511,7 +511,8 @@ BEGIN
     PERFORM pg_catalog.set_config('statement_timeout', '1234', false);
     PERFORM pg_catalog.set_config('search_path', 'public, pg_catalog', false);
     PERFORM pg_catalog.set_config('search_path', 'public, pg_catalog', true);
-    RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+    -- (qualified: her own look-alike of = (text, text) is on the path it just set)
+    RETURN CASE WHEN TG_OP OPERATOR(pg_catalog.=) 'DELETE'::pg_catalog.text THEN OLD ELSE NEW END;
 END $f$;
 CREATE TRIGGER s BEFORE DELETE ON public.sev_default FOR EACH ROW EXECUTE FUNCTION public.settings_trigger();
 CREATE TRIGGER s BEFORE UPDATE ON public.slegacy FOR EACH ROW EXECUTE FUNCTION public.settings_trigger();
