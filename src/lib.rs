@@ -95,6 +95,7 @@ pgrx::pg_module_magic!(name, version);
 /// shared clock and the high-water mark writer.
 #[pgrx::pg_guard]
 pub extern "C-unwind" fn _PG_init() {
+    errors::no_backtraces();
     // SAFETY: a flag PostgreSQL sets before loading preloaded libraries; read-only here.
     if unsafe { !pgrx::pg_sys::process_shared_preload_libraries_in_progress } {
         return;
