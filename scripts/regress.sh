@@ -20,7 +20,9 @@ done < <(cd "$REPO/tests/pg_regress/sql" && printf '%s\n' *.sql | sed 's/\.sql$/
 
 dir=$RUN_ROOT/regress-$major
 mkdir -p "$RUN_ROOT"
-port=$(pgcluster create "$dir" "$major" --conf "shared_preload_libraries = 'hlculid'" \
+# RUST_BACKTRACE=1 in the server's environment, as a developer's shell may have it: an error that
+# carried a Rust backtrace would show it in the output (window.sql checks none does)
+port=$(RUST_BACKTRACE=1 pgcluster create "$dir" "$major" --conf "shared_preload_libraries = 'hlculid'" \
   --conf "hlculid.publisher_id = 42" --conf "timezone = 'UTC'" --conf "max_parallel_workers_per_gather = 0")
 trap 'pgcluster stop "$dir"' EXIT
 

@@ -10,6 +10,22 @@ use pgrx::prelude::*;
 use pgrx::PgLogLevel;
 use std::ffi::CStr;
 
+/// No error of hlculid carries a Rust backtrace. pgrx re-raises an ERROR PostgreSQL raised under
+/// one of our calls (a user's expression folded by the window estimator, a trigger or a grant
+/// under SPI) and reports a Rust panic, and to either it appends the backtrace its panic hook
+/// took with `Backtrace::capture`, 40 lines in the DETAIL a client sees, whenever the server was
+/// started with `RUST_BACKTRACE` set. `RUST_LIB_BACKTRACE=0` turns that capture off whatever
+/// `RUST_BACKTRACE` says (it does not touch the panic messages `RUST_BACKTRACE` governs), so the
+/// error is PostgreSQL's own (code, message, detail, hint, location), or ours. Set while the
+/// library loads, before anything of ours can panic: in the postmaster when preloaded (its
+/// children inherit it), else in the backend that loads it. Programs the server starts
+/// (`archive_command`, `COPY ... PROGRAM`) inherit it too, which only stops Rust programs among
+/// them from capturing backtraces for their own errors.
+pub fn no_backtraces() {
+    // A PostgreSQL process has one thread, so nothing reads the environment meanwhile.
+    std::env::set_var("RUST_LIB_BACKTRACE", "0");
+}
+
 /// Every condition hlculid reports, each with one SQLSTATE wherever it arises.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Condition {

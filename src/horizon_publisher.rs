@@ -3,11 +3,13 @@
 //! a subscriber's watermark keeps moving while this server is idle, with no scheduler. A
 //! launcher (connected to no database) starts the publisher, and starts it again when it ends.
 
+use crate::errors::{Condition, UserError};
 use crate::settings;
 use pgrx::bgworkers::{
     BackgroundWorker, BackgroundWorkerBuilder, BackgroundWorkerStatus, DynamicBackgroundWorker,
     SignalWakeFlags,
 };
+use pgrx::pg_sys::panic::CaughtError;
 use pgrx::prelude::*;
 use std::time::{Duration, Instant};
 
@@ -211,7 +213,10 @@ fn launch(target: Target) -> Result<DynamicBackgroundWorker, String> {
 }
 
 /// The publisher: connected to the launcher's database as its role, it writes this server's row
-/// every `hlculid.horizon_interval` until it is terminated or the settings change.
+/// every `hlculid.horizon_interval` until it is terminated or the settings change. An error while
+/// publishing (a missing grant, a lock timeout, a cancel) is one LOG line with its SQLSTATE, once
+/// for as long as it repeats; the worker aborts that transaction and stays, trying again after
+/// 1, 2, 4, ... up to 60 s (at once after a reload), and says so when it publishes again.
 #[pg_guard]
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn hlculid_horizon_publisher_main(_arg: pg_sys::Datum) {
@@ -232,23 +237,100 @@ pub extern "C-unwind" fn hlculid_horizon_publisher_main(_arg: pg_sys::Datum) {
     });
     log!("hlculid: publishing this server's horizon in database \"{db}\"");
     let mut missing_logged = false;
+    let mut failure_logged: Option<String> = None; // until the next publish succeeds
+    let mut retry = FIRST_RETRY;
     loop {
         let interval = settings::horizon_interval_ms();
+        let mut wait = Duration::from_millis(if interval == 0 { 1000 } else { interval });
         if interval > 0 {
-            let published = BackgroundWorker::transaction(publish);
-            if !published && !missing_logged {
-                log!("hlculid: extension hlculid 0.4.0 or later is not installed in database \"{db}\"; the horizon is published once it is");
+            match attempt() {
+                Ok(published) => {
+                    if !published && !missing_logged {
+                        log!("hlculid: extension hlculid 0.4.0 or later is not installed in database \"{db}\"; the horizon is published once it is");
+                    }
+                    missing_logged = !published;
+                    if failure_logged.take().is_some() {
+                        log!("hlculid: publishing the horizon in database \"{db}\" works again");
+                    }
+                    retry = FIRST_RETRY;
+                }
+                Err(error) => {
+                    let line = format!(
+                        "hlculid: publishing the horizon in database \"{db}\" failed: {error}"
+                    );
+                    if failure_logged.as_deref() != Some(line.as_str()) {
+                        log!("{line}");
+                        failure_logged = Some(line);
+                    }
+                    wait = wait.max(retry);
+                    retry = (retry * 2).min(LAST_RETRY);
+                }
             }
-            missing_logged = !published;
         }
-        let wait = if interval == 0 { 1000 } else { interval };
-        if !BackgroundWorker::wait_latch(Some(Duration::from_millis(wait))) {
+        if !BackgroundWorker::wait_latch(Some(wait)) {
             stop();
         }
         if BackgroundWorker::sighup_received() {
             reload_config(); // a changed database or role: the launcher restarts this worker
+            retry = FIRST_RETRY; // a fix may come with the reload: try again now
         }
     }
+}
+
+/// One publishing transaction: whether the extension is installed (and so the row written), or
+/// the error that ended the transaction as `SQLSTATE: message`. An error is caught here and not
+/// reported: the transaction is aborted as the autovacuum worker does after a table's error
+/// (interrupts held, AbortCurrentTransaction, the error state flushed), which releases its locks,
+/// snapshot, SPI and user, and the interrupt holdoff counts are put back to what they were, as
+/// a backend's main loop does after an error.
+fn attempt() -> Result<bool, String> {
+    // SAFETY: plain reads of this backend's interrupt holdoff counts.
+    let held = unsafe {
+        (
+            pg_sys::InterruptHoldoffCount,
+            pg_sys::QueryCancelHoldoffCount,
+        )
+    };
+    PgTryBuilder::new(|| Ok(BackgroundWorker::transaction(publish)))
+        .catch_others(move |caught| {
+            let report = match &caught {
+                CaughtError::PostgresError(r)
+                | CaughtError::ErrorReport(r)
+                | CaughtError::RustPanic { ereport: r, .. } => r,
+            };
+            let error = format!(
+                "{}: {}",
+                sqlstate(report.sql_error_code()),
+                report.message().replace('\n', " ")
+            );
+            // SAFETY: pgrx caught the ERROR where PostgreSQL raised it (its error state copied
+            // and flushed, the exception and error context stacks restored) and unwound the Rust
+            // frames above; what PostgreSQL must undo is the transaction, in a worker whose
+            // transaction block state is the one BackgroundWorker::transaction started.
+            unsafe {
+                pg_sys::InterruptHoldoffCount += 1; // HOLD_INTERRUPTS()
+                pg_sys::AbortCurrentTransaction();
+                pg_sys::FlushErrorState();
+                (
+                    pg_sys::InterruptHoldoffCount,
+                    pg_sys::QueryCancelHoldoffCount,
+                ) = held;
+            }
+            Err(error)
+        })
+        .execute()
+}
+
+/// The five characters of an error code, as PostgreSQL's `unpack_sql_state` spells them.
+fn sqlstate(code: PgSqlErrorCode) -> String {
+    let mut packed = code as i32 as u32;
+    (0..5)
+        .map(|_| {
+            let c = char::from(b'0' + (packed & 0x3F) as u8);
+            packed >>= 6;
+            c
+        })
+        .collect()
 }
 
 /// The worker's session, whatever postgresql.conf or the database's settings say. It runs as
@@ -296,7 +378,7 @@ fn publish() -> bool {
     let (function, owner) = match found {
         Ok((Some(f), Some(owner))) => (f, owner),
         Ok(_) | Err(pgrx::spi::SpiError::InvalidPosition) => return false,
-        Err(e) => panic!("{e}"),
+        Err(e) => UserError::new(Condition::Internal, format!("hlculid: {e}")).raise(),
     };
     let (mut user, mut context) = (pg_sys::Oid::INVALID, 0);
     // SAFETY: reads and sets this backend's current user, as PostgreSQL's maintenance commands
@@ -310,7 +392,8 @@ fn publish() -> bool {
                 | pg_sys::SECURITY_RESTRICTED_OPERATION as i32,
         );
     }
-    Spi::run(&format!("SELECT {function}")).unwrap_or_else(|e| panic!("{e}"));
+    Spi::run(&format!("SELECT {function}"))
+        .unwrap_or_else(|e| UserError::new(Condition::Internal, format!("hlculid: {e}")).raise());
     // SAFETY: as above: back to the worker's own user.
     unsafe { pg_sys::SetUserIdAndSecContext(user, context) };
     true

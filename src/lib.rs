@@ -95,11 +95,7 @@ pgrx::pg_module_magic!(name, version);
 /// shared clock and the high-water mark writer.
 #[pgrx::pg_guard]
 pub extern "C-unwind" fn _PG_init() {
-    // An SQL error that passes through Rust code (SPI, a guarded call) is re-raised by pgrx with
-    // the Rust backtrace its panic hook captured in DETAIL whenever RUST_BACKTRACE is set in the
-    // server's environment. A client must only ever see PostgreSQL's error: never capture one.
-    // (Set before any panic can happen in this process; backends are single-threaded.)
-    std::env::set_var("RUST_LIB_BACKTRACE", "0");
+    errors::no_backtraces();
     // SAFETY: a flag PostgreSQL sets before loading preloaded libraries; read-only here.
     if unsafe { !pgrx::pg_sys::process_shared_preload_libraries_in_progress } {
         return;

@@ -104,7 +104,11 @@ unsafe fn restriction_selectivity(
     let mut other: *mut pg_sys::Node = std::ptr::null_mut();
     let mut var_on_left = false; // either side: the constant's type says which is which
                                  // SAFETY: what every estimator does; it fills vardata (to be released) and folds the other
-                                 // argument with estimate_expression_value.
+                                 // argument with estimate_expression_value. That evaluates the user's stable expressions (a
+                                 // `now()`-relative range) and may raise their error (`tstzrange(NULL, now(), NULL::text)`),
+                                 // at plan time, as PostgreSQL's own range estimator does for a timestamptz column: pgrx
+                                 // re-raises it as PostgreSQL raised it (code, message, detail, hint; without a Rust backtrace,
+                                 // `errors::no_backtraces`), and nothing here has anything to undo.
     let found = unsafe {
         pg_sys::get_restriction_variable(
             root,

@@ -3,6 +3,7 @@ parallel worker, the grant sets of docs/security.md, a horizon row too far ahead
 worker after pg_terminate_backend, the catch-up under REPEATABLE READ, and the failover procedure
 of docs/many-publishers.md with the new primary's clock behind. Each fails on 0.4.0."""
 
+import re
 import time
 
 import psycopg
@@ -208,5 +209,70 @@ def test_the_publisher_runs_as_the_horizon_role_without_superuser_rights(make_cl
     # its rights are its grants: without EXECUTE on hlculid_advance_horizon the row stops moving,
     # and nothing else happens
     c.sql("REVOKE EXECUTE ON FUNCTION hlculid_advance_horizon(int4, hlculid) FROM horizon_pub")
-    time.sleep(1)
-    assert "permission denied for function hlculid_advance_horizon" in c.log()
+    wait_for_log(c, 'publishing the horizon in database "postgres" failed: 42501: '
+                    "permission denied for function hlculid_advance_horizon")
+
+
+# What a Rust panic or a backtrace leaves in a server log (not "trust" and the like).
+RUST_TRACES = re.compile(r"panicked|backtrace|\brust\b|\.rs:\d|pgrx", re.IGNORECASE)
+
+
+def test_an_error_while_publishing_is_one_log_line_and_the_worker_publishes_again(make_cluster, monkeypatch):
+    """An ERROR in the publisher's transaction (its role lost a grant; a lock_timeout behind a
+    lock on the table) is one LOG line with the SQLSTATE, once however often it repeats, with no
+    Rust panic or backtrace though the server runs with RUST_BACKTRACE=1; the same worker aborts
+    the transaction, backs off, and publishes again by itself once the cause is gone. Before the
+    fix: an ERROR with 40 lines of Rust backtrace in DETAIL at every attempt, the worker exiting
+    with code 1 and started again."""
+    monkeypatch.setenv("RUST_BACKTRACE", "1")  # the server inherits it, as a developer's would
+    c = make_cluster("ops-publish-error", conf=CONF + ("hlculid.horizon_database = 'postgres'",
+                                                       "hlculid.horizon_interval = '100ms'")).start()
+    c.sql("CREATE EXTENSION hlculid")
+    c.sql("CREATE ROLE horizon_pub LOGIN")
+    c.sql("ALTER ROLE horizon_pub SET lock_timeout = '100ms'")
+    c.sql("GRANT SELECT ON hlculid.hlculid_horizons TO horizon_pub")
+    c.sql("GRANT EXECUTE ON FUNCTION hlculid_advance_horizon(int4, hlculid) TO horizon_pub")
+    c.sql("ALTER SYSTEM SET hlculid.horizon_role = 'horizon_pub'")
+    c.sql("SELECT pg_reload_conf()")
+    worker = "SELECT pid FROM pg_stat_activity WHERE backend_type = 'hlculid' AND usename = 'horizon_pub'"
+    wait_for(c, f"SELECT count(*) FROM ({worker}) w", 1)
+    pid = c.one(worker)
+    row = "SELECT updated_at FROM hlculid.hlculid_horizons WHERE publisher = 7"
+    wait_for(c, "SELECT count(*) FROM hlculid.hlculid_horizons WHERE publisher = 7", 1)
+    failed = 'LOG:  hlculid: publishing the horizon in database "postgres" failed: '
+    again = 'LOG:  hlculid: publishing the horizon in database "postgres" works again'
+
+    # a missing grant: 42501 at every attempt, logged once; the row stands still
+    c.sql("REVOKE EXECUTE ON FUNCTION hlculid_advance_horizon(int4, hlculid) FROM horizon_pub")
+    denied = failed + "42501: permission denied for function hlculid_advance_horizon"
+    wait_for_log(c, denied)
+    seen = c.one(row)
+    time.sleep(4)  # attempts after 1 and 2 s (then 4 s) meanwhile, all failing
+    assert c.one(row) == seen
+    assert c.log().count(denied) == 1, c.log()[-3000:]
+    assert c.log().count(failed) == 1, c.log()[-3000:]
+    c.sql("GRANT EXECUTE ON FUNCTION hlculid_advance_horizon(int4, hlculid) TO horizon_pub")  # no reload: it retries by itself
+    wait_for(c, f"SELECT updated_at > '{seen}' FROM hlculid.hlculid_horizons WHERE publisher = 7", True, timeout=20)
+    wait_for_log(c, again)
+
+    # a lock_timeout behind a session holding the table: 55P03, once, then publishing again
+    with c.connect(autocommit=False) as holder:
+        holder.execute("LOCK TABLE hlculid.hlculid_horizons IN ACCESS EXCLUSIVE MODE")
+        timeout = failed + "55P03: canceling statement due to lock timeout"
+        wait_for_log(c, timeout)
+        time.sleep(2)
+        assert c.log().count(timeout) == 1, c.log()[-3000:]
+        holder.rollback()
+    seen = c.one(row)
+    wait_for(c, f"SELECT updated_at > '{seen}' FROM hlculid.hlculid_horizons WHERE publisher = 7", True, timeout=20)
+    assert c.log().count(again) == 2, c.log()[-3000:]
+
+    # one worker all along (the one started when horizon_role was set), one line per failure,
+    # nothing of Rust anywhere
+    assert c.one(worker) == pid
+    log = c.log()
+    assert not RUST_TRACES.search(log), RUST_TRACES.search(log)
+    since = log[log.index(denied):]
+    assert "exited with exit code" not in since, since
+    assert "ERROR" not in since and "DETAIL" not in since, since
+    assert log.count(failed) == 2 and log.count(again) == 2, since
