@@ -12,16 +12,12 @@ CREATE TYPE hlculid; -- shell, completed below once its I/O functions exist
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- requires:
---   hlculid_shell
 
-
-CREATE FUNCTION hlculid_recv("internal" internal) RETURNS hlculid
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_recv_wrapper';
-CREATE FUNCTION hlculid_send(v hlculid) RETURNS bytea
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_send_wrapper';
+CREATE FUNCTION hlculid_bigint_decode(id bigint,
+    OUT ts timestamptz, OUT counter int4, OUT publisher int4)
+RETURNS record
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -35,12 +31,16 @@ CREATE FUNCTION hlculid_out(v hlculid) RETURNS cstring
 /* </end connected objects> */
 
 /* <begin connected objects> */
+-- requires:
+--   hlculid_shell
 
-CREATE FUNCTION hlculid_bigint_decode(id bigint,
-    OUT ts timestamptz, OUT counter int4, OUT publisher int4)
-RETURNS record
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
+
+CREATE FUNCTION hlculid_recv("internal" internal) RETURNS hlculid
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_recv_wrapper';
+CREATE FUNCTION hlculid_send(v hlculid) RETURNS bytea
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_send_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -195,104 +195,6 @@ CREATE TYPE hlculid (
     STORAGE = plain
 );
 COMMENT ON TYPE hlculid IS '128-bit time-ordered id: 48-bit Unix ms, 16-bit hybrid logical clock counter, 16-bit publisher, 48 random bits';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
-    STRICT VOLATILE PARALLEL RESTRICTED
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION "hlculid_eq"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_eq_wrapper';
-CREATE OPERATOR = (
-    PROCEDURE = "hlculid_eq", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES
-);
-
-CREATE FUNCTION "hlculid_ne"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_ne_wrapper';
-CREATE OPERATOR <> (
-    PROCEDURE = "hlculid_ne", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel
-);
-
-CREATE FUNCTION "hlculid_lt"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_lt_wrapper';
-CREATE OPERATOR < (
-    PROCEDURE = "hlculid_lt", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel
-);
-
-CREATE FUNCTION "hlculid_le"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_le_wrapper';
-CREATE OPERATOR <= (
-    PROCEDURE = "hlculid_le", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel
-);
-
-CREATE FUNCTION "hlculid_gt"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_gt_wrapper';
-CREATE OPERATOR > (
-    PROCEDURE = "hlculid_gt", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel
-);
-
-CREATE FUNCTION "hlculid_ge"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_ge_wrapper';
-CREATE OPERATOR >= (
-    PROCEDURE = "hlculid_ge", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel
-);
-
-CREATE FUNCTION "hlculid_cmp"("a" hlculid, "b" hlculid) RETURNS INT
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_cmp_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_from_uuid_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_to_ulid_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_generate() RETURNS hlculid
-    STRICT VOLATILE PARALLEL RESTRICTED
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -738,45 +640,121 @@ COMMENT ON FUNCTION hlculid_drop_partitions_as_owner(regclass, timestamptz, bool
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_from_uuid_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash"(
-	"v" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION "hlculid_eq"("a" hlculid, "b" hlculid) RETURNS bool
 IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
-/* </end connected objects> */
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_eq_wrapper';
+CREATE OPERATOR = (
+    PROCEDURE = "hlculid_eq", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES
+);
 
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_counter"(
-	"id" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
+CREATE FUNCTION "hlculid_ne"("a" hlculid, "b" hlculid) RETURNS bool
 IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_ne_wrapper';
+CREATE OPERATOR <> (
+    PROCEDURE = "hlculid_ne", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel
+);
+
+CREATE FUNCTION "hlculid_lt"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_lt_wrapper';
+CREATE OPERATOR < (
+    PROCEDURE = "hlculid_lt", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel
+);
+
+CREATE FUNCTION "hlculid_le"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_le_wrapper';
+CREATE OPERATOR <= (
+    PROCEDURE = "hlculid_le", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel
+);
+
+CREATE FUNCTION "hlculid_gt"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_gt_wrapper';
+CREATE OPERATOR > (
+    PROCEDURE = "hlculid_gt", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel
+);
+
+CREATE FUNCTION "hlculid_ge"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_ge_wrapper';
+CREATE OPERATOR >= (
+    PROCEDURE = "hlculid_ge", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel
+);
+
+CREATE FUNCTION "hlculid_cmp"("a" hlculid, "b" hlculid) RETURNS INT
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_cmp_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_uuidv7"(
-	"u" uuid /* pgrx :: Uuid */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_generate() RETURNS hlculid
+    STRICT VOLATILE PARALLEL RESTRICTED
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_to_ulid_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
+    STRICT VOLATILE PARALLEL RESTRICTED
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_bigint"(
+	"id" bigint /* i64 */
 ) RETURNS hlculid /* Hlculid */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
+	"pid" INT,  /* Option < i32 > */
+	"transaction" bigint,  /* Option < i64 > */
+	"holds_at" hlculid  /* Hlculid */
+)
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -878,6 +856,18 @@ BEGIN
     IF kind IS NULL OR kind NOT IN ('r', 'p') THEN
         RAISE EXCEPTION '"%" is not a table', tbl::text
             USING ERRCODE = 'wrong_object_type';
+    END IF;
+    -- The rows are listed and counted as the caller (only each batch's UPDATE runs as the owner):
+    -- a foreign table among the partitions or children would be read through the caller's user
+    -- mapping (0.5.0: refused).
+    IF EXISTS (WITH RECURSIVE tree(r) AS (
+                   SELECT tbl::pg_catalog.oid
+                   UNION ALL
+                   SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree ON i.inhparent = tree.r)
+               SELECT FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.r WHERE c.relkind = 'f') THEN
+        RAISE EXCEPTION 'hlculid_backfill cannot convert table "%", which has a foreign table among its partitions or children', tbl::text
+            USING ERRCODE = 'wrong_object_type',
+                  HINT = 'Backfill the foreign table''s rows where they are stored.';
     END IF;
     -- Rows are found again by (tableoid, ctid), which repeat across a Citus table's shards and
     -- nodes: such a table would get one id for rows of different shards (0.5.0: refused).
@@ -1057,66 +1047,12 @@ COMMENT ON FUNCTION hlculid_backfill_update(regclass, text, oid[], text[], hlcul
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bigint"(
-	"id" bigint /* i64 */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_generate_at"(
 	"ts" timestamp with time zone /* TimestampWithTimeZone */
 ) RETURNS hlculid /* Hlculid */
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid /* Option < Hlculid > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_parts"(
-	"ts" timestamp with time zone, /* TimestampWithTimeZone */
-	"counter" INT, /* i32 */
-	"publisher" INT, /* i32 */
-	"random" bigint /* i64 */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_ge_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_ge_uuid_wrapper';
-
-CREATE OPERATOR >= (
-	PROCEDURE="hlculid_ge_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = <=,
-	NEGATOR = <,
-	RESTRICT = scalargesel,
-	JOIN = scalargejoinsel
-);
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1140,16 +1076,6 @@ CREATE OPERATOR > (
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash_extended"(
-	"v" hlculid, /* Hlculid */
-	"seed" bigint /* i64 */
-) RETURNS bigint /* i64 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_eq_uuid"(
 	"a" hlculid, /* Hlculid */
 	"b" uuid /* Uuid */
@@ -1170,30 +1096,7 @@ CREATE OPERATOR = (
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
-	"pid" INT,  /* Option < i32 > */
-	"transaction" bigint,  /* Option < i64 > */
-	"holds_at" hlculid  /* Hlculid */
-)
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bytea"(
-	"b" bytea /* & [u8] */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
+-- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1207,6 +1110,44 @@ AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
+CREATE  FUNCTION "hlculid_hash"(
+	"v" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_ge_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_ge_uuid_wrapper';
+
+CREATE OPERATOR >= (
+	PROCEDURE="hlculid_ge_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = <=,
+	NEGATOR = <,
+	RESTRICT = scalargesel,
+	JOIN = scalargejoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid /* Option < Hlculid > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 -- requires:
 --   hlculid_clock_recover
 --   hlculid_clock_recover_allowing
@@ -1217,10 +1158,81 @@ REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
 /* </end connected objects> */
 
 /* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_parts"(
+	"ts" timestamp with time zone, /* TimestampWithTimeZone */
+	"counter" INT, /* i32 */
+	"publisher" INT, /* i32 */
+	"random" bigint /* i64 */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_hash_extended"(
+	"v" hlculid, /* Hlculid */
+	"seed" bigint /* i64 */
+) RETURNS bigint /* i64 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_counter"(
+	"id" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_bytea"(
+	"b" bytea /* & [u8] */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_uuidv7"(
+	"u" uuid /* pgrx :: Uuid */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1521,25 +1533,6 @@ CREATE AGGREGATE max(hlculid) (
 /* <begin connected objects> */
 -- requires:
 --   hlculid_opclasses
---   hlculid_skipsupport
-
--- The one step of the install script that depends on the major: on PostgreSQL 18, btree's skip
--- support (function 6) in hlculid_ops. Idempotent: every upgrade script repeats it (its template
--- includes this file), so an update after pg_upgrade to 18 completes the catalog.
-DO $$
-BEGIN
-  IF current_setting('server_version_num')::int >= 180000 AND NOT EXISTS (
-      SELECT FROM pg_amproc p JOIN pg_opclass c ON c.opcfamily = p.amprocfamily
-      WHERE c.opcintype = 'hlculid'::regtype AND c.opcname = 'hlculid_ops' AND p.amprocnum = 6
-        AND c.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'btree')) THEN
-    ALTER OPERATOR FAMILY hlculid_ops USING btree ADD FUNCTION 6 (hlculid) hlculid_skipsupport(internal);
-  END IF;
-END $$;
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_opclasses
 --   horizon::hlculid_horizon_catch_up
 --   introspect::hlculid_clock
 
@@ -1707,6 +1700,25 @@ COMMENT ON FUNCTION hlculid_cluster_horizon(interval) IS 'on Citus: the smallest
 /* </end connected objects> */
 
 /* <begin connected objects> */
+-- requires:
+--   hlculid_opclasses
+--   hlculid_skipsupport
+
+-- The one step of the install script that depends on the major: on PostgreSQL 18, btree's skip
+-- support (function 6) in hlculid_ops. Idempotent: every upgrade script repeats it (its template
+-- includes this file), so an update after pg_upgrade to 18 completes the catalog.
+DO $$
+BEGIN
+  IF current_setting('server_version_num')::int >= 180000 AND NOT EXISTS (
+      SELECT FROM pg_amproc p JOIN pg_opclass c ON c.opcfamily = p.amprocfamily
+      WHERE c.opcintype = 'hlculid'::regtype AND c.opcname = 'hlculid_ops' AND p.amprocnum = 6
+        AND c.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'btree')) THEN
+    ALTER OPERATOR FAMILY hlculid_ops USING btree ADD FUNCTION 6 (hlculid) hlculid_skipsupport(internal);
+  END IF;
+END $$;
+/* </end connected objects> */
+
+/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_to_bigint"(
 	"id" hlculid /* Hlculid */
 ) RETURNS bigint /* i64 */
@@ -1768,21 +1780,6 @@ CREATE  FUNCTION "hlculid_ts"(
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_ts_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
---   hlculid_ts
-
-
-CREATE FUNCTION hlculid_decode(id hlculid,
-    OUT ts timestamptz, OUT counter int4, OUT publisher int4, OUT random int8)
-RETURNS record
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_decode_fast';
-
-CREATE CAST (hlculid AS timestamptz) WITH FUNCTION hlculid_ts(hlculid);
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -2074,6 +2071,14 @@ BEGIN
                   DETAIL = 'hlculid_read pages by id after the last id read: rows that share an id with the last row of a page would be passed.',
                   HINT = pg_catalog.format('Add one (ALTER TABLE %s ADD UNIQUE (%I)), or read this table by other means.', rel, $5);
     END IF;
+    -- a plain table's index covers that table only: a child's rows (INHERITS) may repeat its ids
+    IF EXISTS (SELECT FROM pg_catalog.pg_class c WHERE c.oid = rel AND c.relkind <> 'p')
+       AND EXISTS (SELECT FROM pg_catalog.pg_inherits i WHERE i.inhparent = rel) THEN
+        RAISE EXCEPTION 'column "%" of relation % has no unique index of its own', $5, rel
+            USING ERRCODE = 'invalid_column_reference',
+                  DETAIL = 'The table has inheritance children, whose rows its unique index does not cover: hlculid_read pages by id after the last id read, and rows of a child that share an id with the last row of a page would be passed.',
+                  HINT = pg_catalog.format('Make %s a partitioned table, or read its rows by other means.', rel);
+    END IF;
     RETURN QUERY EXECUTE pg_catalog.format(
         'SELECT * FROM %s t WHERE ($1 IS NULL OR t.%I OPERATOR(pg_catalog.>) $1) AND t.%I OPERATOR(pg_catalog.<) $2 ORDER BY t.%I USING OPERATOR(pg_catalog.<) LIMIT $3',
         rel, $5, $5, $5)
@@ -2168,6 +2173,21 @@ BEGIN
 END
 $writers$;
 REVOKE EXECUTE ON FUNCTION hlculid_advance_horizon(int4, pg_catalog.hlculid) FROM PUBLIC;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+--   hlculid_ts
+
+
+CREATE FUNCTION hlculid_decode(id hlculid,
+    OUT ts timestamptz, OUT counter int4, OUT publisher int4, OUT random int8)
+RETURNS record
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_decode_fast';
+
+CREATE CAST (hlculid AS timestamptz) WITH FUNCTION hlculid_ts(hlculid);
 /* </end connected objects> */
 
 /* <begin connected objects> */

@@ -338,10 +338,14 @@ fn sqlstate(code: PgSqlErrorCode) -> String {
 /// resolve through a schema another role can write, so only `pg_catalog` is searched (and
 /// `pg_temp` last, where it cannot shadow a function or operator), and every name below is
 /// qualified as well. READ COMMITTED: the horizon it publishes refuses a snapshot older than it.
+/// The database's owner may `ALTER DATABASE ... SET role` (and read-only transactions): the worker
+/// stays the role it connected as, and writes.
 fn pin_session() {
     for (name, value) in [
         (c"search_path", c"pg_catalog, pg_temp"),
         (c"default_transaction_isolation", c"read committed"),
+        (c"role", c"none"),
+        (c"default_transaction_read_only", c"off"),
     ] {
         // SAFETY: sets a GUC by its C name and value (NUL-terminated statics) in a backend
         // connected to its database; a bad value would raise, and these are fixed.

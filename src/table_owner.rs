@@ -43,9 +43,45 @@ fn display(rel: pg_sys::Oid) -> String {
     .unwrap_or_else(|| u32::from(rel).to_string())
 }
 
+/// What the owner's code could leave in the caller's session that a security-restricted
+/// operation does not refuse and a GUC nest level does not undo: open cursors and advisory locks
+/// (counted before and after), and objects in the session's temporary schema that the caller
+/// does not own. A domain `pg_temp.text` is found before `pg_catalog.text` by every later
+/// statement of a session whose path does not name pg_temp: its CHECK would run as the caller.
+const HELD: &str = "SELECT (SELECT pg_catalog.count(*) FROM pg_catalog.pg_cursors), \
+     (SELECT pg_catalog.count(*) FROM pg_catalog.pg_locks l \
+      WHERE l.pid OPERATOR(pg_catalog.=) pg_catalog.pg_backend_pid() \
+        AND l.locktype OPERATOR(pg_catalog.=) 'advisory'::pg_catalog.text)";
+const FOREIGN_TEMP_OBJECTS: &str = "SELECT pg_catalog.count(*) FROM ( \
+     SELECT t.typnamespace AS ns, t.typowner AS own FROM pg_catalog.pg_type t \
+     UNION ALL SELECT p.pronamespace, p.proowner FROM pg_catalog.pg_proc p \
+     UNION ALL SELECT o.oprnamespace, o.oprowner FROM pg_catalog.pg_operator o \
+     UNION ALL SELECT c.relnamespace, c.relowner FROM pg_catalog.pg_class c \
+     UNION ALL SELECT c.collnamespace, c.collowner FROM pg_catalog.pg_collation c \
+     UNION ALL SELECT c.connamespace, c.conowner FROM pg_catalog.pg_conversion c \
+     UNION ALL SELECT c.cfgnamespace, c.cfgowner FROM pg_catalog.pg_ts_config c \
+     UNION ALL SELECT d.dictnamespace, d.dictowner FROM pg_catalog.pg_ts_dict d \
+     UNION ALL SELECT s.stxnamespace, s.stxowner FROM pg_catalog.pg_statistic_ext s \
+     UNION ALL SELECT f.opfnamespace, f.opfowner FROM pg_catalog.pg_opfamily f \
+     UNION ALL SELECT c.opcnamespace, c.opcowner FROM pg_catalog.pg_opclass c) o \
+     WHERE o.ns OPERATOR(pg_catalog.=) pg_catalog.pg_my_temp_schema() \
+       AND o.own OPERATOR(pg_catalog.<>) $1";
+
+fn held() -> (i64, i64) {
+    match Spi::get_two::<i64, i64>(HELD) {
+        Ok((Some(cursors), Some(locks))) => (cursors, locks),
+        _ => UserError::new(
+            Condition::Internal,
+            "hlculid: cannot count cursors and locks",
+        )
+        .raise(),
+    }
+}
+
 /// Runs `f` as the owner of `rel` in a security-restricted operation, after checking that the
 /// caller may act as that owner (42501 otherwise, naming `function`). An error inside `f` aborts
-/// the (sub)transaction, which restores the caller's user and context itself.
+/// the (sub)transaction, which restores the caller's user and context itself. So does the error
+/// raised when the owner's code left something behind (see [`HELD`]), which undoes it too.
 pub fn as_owner<R>(rel: pg_sys::Oid, function: &str, f: impl FnOnce() -> R) -> R {
     let owner = owner_of(rel);
     let (mut user, mut context) = (pg_sys::Oid::INVALID, 0);
@@ -87,6 +123,7 @@ pub fn as_owner<R>(rel: pg_sys::Oid, function: &str, f: impl FnOnce() -> R) -> R
         );
         nest
     };
+    let before = held();
     let result = f();
     // SAFETY: every setting the owner's code changed (SET, SET LOCAL, set_config, of search_path or
     // anything else) is thrown away with the nest level, so none outlives the switch in the
@@ -94,6 +131,32 @@ pub fn as_owner<R>(rel: pg_sys::Oid, function: &str, f: impl FnOnce() -> R) -> R
     unsafe {
         pg_sys::AtEOXact_GUC(false, nest);
         pg_sys::SetUserIdAndSecContext(user, context);
+    }
+    let after = held();
+    let foreign = Spi::get_one_with_args::<i64>(FOREIGN_TEMP_OBJECTS, &[user.into()])
+        .ok()
+        .flatten()
+        .unwrap_or(0);
+    if after.0 > before.0 || after.1 > before.1 || foreign > 0 {
+        UserError::new(
+            Condition::NotTableOwner,
+            format!(
+                "the code of table {} left {} in this session",
+                display(rel),
+                if foreign > 0 {
+                    "objects in its temporary schema"
+                } else if after.0 > before.0 {
+                    "an open cursor"
+                } else {
+                    "an advisory lock"
+                }
+            ),
+        )
+        .detail(format!(
+            "{function} ran the table's triggers, defaults, constraints and index expressions as its owner; what they leave in the caller's session would be used by the caller's later statements."
+        ))
+        .hint("Look at the table's triggers and the functions of its defaults, constraints and index expressions.")
+        .raise()
     }
     result
 }

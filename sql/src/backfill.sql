@@ -82,6 +82,18 @@ BEGIN
         RAISE EXCEPTION '"%" is not a table', tbl::text
             USING ERRCODE = 'wrong_object_type';
     END IF;
+    -- The rows are listed and counted as the caller (only each batch's UPDATE runs as the owner):
+    -- a foreign table among the partitions or children would be read through the caller's user
+    -- mapping (0.5.0: refused).
+    IF EXISTS (WITH RECURSIVE tree(r) AS (
+                   SELECT tbl::pg_catalog.oid
+                   UNION ALL
+                   SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree ON i.inhparent = tree.r)
+               SELECT FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.r WHERE c.relkind = 'f') THEN
+        RAISE EXCEPTION 'hlculid_backfill cannot convert table "%", which has a foreign table among its partitions or children', tbl::text
+            USING ERRCODE = 'wrong_object_type',
+                  HINT = 'Backfill the foreign table''s rows where they are stored.';
+    END IF;
     -- Rows are found again by (tableoid, ctid), which repeat across a Citus table's shards and
     -- nodes: such a table would get one id for rows of different shards (0.5.0: refused).
     IF pg_catalog.hlculid_citus_table(tbl) THEN

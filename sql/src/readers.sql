@@ -138,6 +138,14 @@ BEGIN
                   DETAIL = 'hlculid_read pages by id after the last id read: rows that share an id with the last row of a page would be passed.',
                   HINT = pg_catalog.format('Add one (ALTER TABLE %s ADD UNIQUE (%I)), or read this table by other means.', rel, $5);
     END IF;
+    -- a plain table's index covers that table only: a child's rows (INHERITS) may repeat its ids
+    IF EXISTS (SELECT FROM pg_catalog.pg_class c WHERE c.oid = rel AND c.relkind <> 'p')
+       AND EXISTS (SELECT FROM pg_catalog.pg_inherits i WHERE i.inhparent = rel) THEN
+        RAISE EXCEPTION 'column "%" of relation % has no unique index of its own', $5, rel
+            USING ERRCODE = 'invalid_column_reference',
+                  DETAIL = 'The table has inheritance children, whose rows its unique index does not cover: hlculid_read pages by id after the last id read, and rows of a child that share an id with the last row of a page would be passed.',
+                  HINT = pg_catalog.format('Make %s a partitioned table, or read its rows by other means.', rel);
+    END IF;
     RETURN QUERY EXECUTE pg_catalog.format(
         'SELECT * FROM %s t WHERE ($1 IS NULL OR t.%I OPERATOR(pg_catalog.>) $1) AND t.%I OPERATOR(pg_catalog.<) $2 ORDER BY t.%I USING OPERATOR(pg_catalog.<) LIMIT $3',
         rel, $5, $5, $5)

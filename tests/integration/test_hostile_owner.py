@@ -604,3 +604,123 @@ def test_the_readers_run_no_view_code_as_the_caller(hostile):
     finally:
         c.sql("DELETE FROM public.ran WHERE what = 'public.view_code()'", dbname="app")
         c.sql("DROP VIEW public.mview; DROP FUNCTION public.view_code()", user="mallory", dbname="app")
+
+
+LEFTOVERS = """
+CREATE TABLE public.lev (id pg_catalog.hlculid NOT NULL, n int4) PARTITION BY RANGE (id);
+CREATE TABLE public.lev_default PARTITION OF public.lev DEFAULT;
+CREATE FUNCTION public.leftover_check() RETURNS boolean LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $f$
+BEGIN
+    INSERT INTO public.ran VALUES ('leftover_check()', pg_catalog.current_user(), pg_catalog.session_user());
+    RETURN true;
+END $f$;
+CREATE FUNCTION public.leftover_trigger() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $f$
+BEGIN
+    IF TG_ARGV[0] OPERATOR(pg_catalog.=) 'domain' THEN
+        -- found before pg_catalog.text on a path that does not name pg_temp: its CHECK would run
+        -- as whoever later casts to text in this session
+        EXECUTE 'CREATE DOMAIN pg_temp.text AS pg_catalog.text CHECK (public.leftover_check())';
+    ELSIF TG_ARGV[0] OPERATOR(pg_catalog.=) 'cursor' THEN
+        EXECUTE 'DECLARE left_open CURSOR FOR SELECT public.leftover_check()';
+    ELSE
+        PERFORM pg_catalog.pg_advisory_lock(4242);
+    END IF;
+    RETURN OLD;
+END $f$;
+"""
+
+
+@pytest.mark.parametrize("leftover", ["domain", "cursor", "lock"])
+def test_the_owners_code_leaves_nothing_in_the_callers_session(hostile, leftover):
+    """The second review's finding: run as the owner, a trigger created a domain pg_temp.text in
+    the superuser's session (a security-restricted operation refuses temporary tables, not
+    types), whose CHECK then ran as the superuser at the next 'x'::text under search_path =
+    pg_catalog. Likewise a cursor left open, an advisory lock left held. Each now fails the call
+    (42501), which rolls the leftovers back with the transaction."""
+    c = hostile
+    with c.connect(user="mallory", dbname="app") as m:
+        m.execute("DROP TABLE IF EXISTS public.lev")
+        if not m.execute("SELECT to_regproc('public.leftover_trigger')").fetchone()[0]:
+            m.execute(LEFTOVERS)
+        else:
+            m.execute(LEFTOVERS.split("CREATE FUNCTION public.leftover_check")[0])
+        m.execute("INSERT INTO public.lev (id, n) SELECT pg_catalog.hlculid_min(pg_catalog.now()), 1")
+        m.execute(f"CREATE TRIGGER l BEFORE DELETE ON public.lev_default FOR EACH ROW "
+                  f"EXECUTE FUNCTION public.leftover_trigger('{leftover}')")
+    with c.connect(dbname="app") as su:
+        su.execute("SET search_path = pg_catalog")
+        with pytest.raises(psycopg.Error) as refused:
+            su.execute("SELECT hlculid_create_partitions('public.lev', now() - interval '1 day', "
+                       "now() + interval '1 day', '1 day')")
+        # ours ("the code of table ... left ...") or, for a temporary type, PostgreSQL's own
+        # (minor releases of 2025 on refuse it in a security-restricted operation)
+        assert refused.value.sqlstate == "42501", str(refused.value)
+        assert "left" in str(refused.value) or "temporary schema" in str(refused.value), str(refused.value)
+        su.execute("SELECT 'x'::text, now()")
+        assert su.execute("SELECT count(*) FROM pg_cursors").fetchone()[0] == 0
+        if leftover == "lock":
+            # a session-level advisory lock outlives its transaction's rollback (PostgreSQL's
+            # rule): the error names it, and it goes with the session
+            assert "advisory lock" in str(refused.value)
+            su.execute("SELECT pg_advisory_unlock_all()")
+        # nothing of the call stayed: the row waits in the default partition still
+        assert su.execute("SELECT count(*) FROM public.lev_default").fetchone()[0] == 1
+    assert breaches(c) == ([], False)
+
+
+def test_a_database_setting_does_not_change_who_the_worker_is(hostile):
+    """The second review's finding: mallory, owning the database the worker publishes in, set
+    `role` for it (and read-only transactions); the worker, connecting again, published as
+    mallory and failed (a denial of service). It now pins both: it publishes as before."""
+    c = hostile
+    c.sql("ALTER DATABASE app SET role = 'mallory'", user="mallory")
+    c.sql("ALTER DATABASE app SET default_transaction_read_only = on", user="mallory")
+    try:
+        c.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+              "WHERE backend_type = 'hlculid' AND datname = 'app'")
+        since = c.one("SELECT clock_timestamp()")
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            with c.connect(dbname="app") as su:  # (her setting applies to every new session)
+                su.execute("SET ROLE NONE")
+                row = su.execute("SELECT updated_at > %s FROM hlculid.hlculid_horizons WHERE publisher = 8",
+                                 (since,)).fetchall()
+            if row and row[0][0]:
+                break
+            time.sleep(0.2)
+        else:
+            raise AssertionError(f"the worker did not publish again (log: {c.log()[-3000:]})")
+        assert "failed" not in c.log()[-3000:]
+    finally:
+        c.sql("ALTER DATABASE app RESET role", user="mallory")
+        c.sql("ALTER DATABASE app RESET default_transaction_read_only", user="mallory")
+    assert breaches(c) == ([], False)
+
+
+def test_the_readers_refuse_a_table_with_inheritance_children(hostile):
+    """The second review's finding: a plain table's primary key covers that table only; a child
+    (INHERITS) sharing an id with a page's last row was passed. Refused (42P10)."""
+    c = hostile
+    c.sql("""CREATE TABLE su.ipar (id hlculid PRIMARY KEY, n int4);
+             CREATE TABLE su.ikid () INHERITS (su.ipar)""", dbname="app")
+    with c.connect(dbname="app") as su:
+        su.execute("SET search_path = pg_catalog, pg_temp")
+        with pytest.raises(psycopg.Error) as refused:
+            su.execute("SELECT * FROM hlculid_read(NULL::su.ipar, NULL)").fetchall()
+        assert refused.value.sqlstate == "42P10", str(refused.value)
+
+
+def test_the_backfill_refuses_a_foreign_child(hostile):
+    """The second review's note: the backfill lists and counts the rows as the caller, so a
+    foreign table among the children would be read through the caller's user mapping: refused."""
+    c = hostile
+    c.sql("""CREATE EXTENSION IF NOT EXISTS postgres_fdw;
+             CREATE SERVER IF NOT EXISTS nowhere FOREIGN DATA WRAPPER postgres_fdw OPTIONS (host '127.0.0.1', port '1');
+             CREATE TABLE su.fpar (id hlculid, ts timestamptz);
+             CREATE FOREIGN TABLE su.fkid () INHERITS (su.fpar) SERVER nowhere""", dbname="app")
+    with c.connect(dbname="app") as su:
+        su.execute("SET search_path = pg_catalog, pg_temp")
+        with pytest.raises(psycopg.Error) as refused:
+            su.execute("CALL hlculid_backfill('su.fpar', 'id', 'ts', 7)")
+        assert refused.value.sqlstate == "42809", str(refused.value)
+        assert "foreign table" in str(refused.value)
