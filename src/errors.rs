@@ -145,7 +145,7 @@ pub const CONDITIONS: &[ConditionInfo] = &[
     info(Condition::PreparedTransactionsFull, "53200", "out_of_memory",
         "`PREPARE TRANSACTION` of a transaction that made ids when `max_prepared_transactions` transactions are prepared already: PostgreSQL's own \"maximum number of prepared transactions reached\" (0.4.0: XX000) (0.5.0)"),
     info(Condition::NotTableOwner, "42501", "insufficient_privilege",
-        "`hlculid_create_partitions`, `hlculid_drop_partitions` and `hlculid_backfill` called by a role that is neither the table's owner, a member of the owner's role, nor a superuser: they run the table's code as its owner; or when that code left something in the caller's session (an object in its temporary schema, an open cursor, an advisory lock), which the error undoes (0.5.0)"),
+        "`hlculid_create_partitions`, `hlculid_drop_partitions` and `hlculid_backfill` called by a role that is neither the table's owner, a member of the owner's role, nor a superuser: they run the table's code as its owner; or when that code left something in the caller's session (an object in its temporary schema, an open cursor), which the error undoes (0.5.0)"),
     info(Condition::UndefinedTable, "42P01", "undefined_table",
         "a partition or backfill helper given a table OID (`12345::regclass`) that names no table (0.5.0)"),
     info(Condition::Internal, "XX000", "internal_error",

