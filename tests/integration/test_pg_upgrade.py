@@ -47,6 +47,11 @@ def old_side(request):
     dest = Path(sharedir, "extension", "hlculid--0.1.1.sql")
     shutil.copy(released, dest.with_name(dest.name + ".tmp"))  # then a rename, as every install does
     os.replace(dest.with_name(dest.name + ".tmp"), dest)
+    # 0.1.1 named no schema: it went where CREATE EXTENSION put it, public (as scripts/integration.sh
+    # says for the other installs)
+    control = dest.with_name("hlculid--0.1.1.control")
+    control.with_name(control.name + ".tmp").write_text("schema = public\n")
+    os.replace(control.with_name(control.name + ".tmp"), control)
     return WHEEL15
 
 
