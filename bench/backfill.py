@@ -26,7 +26,7 @@ batch = int(sys.argv[3]) if len(sys.argv) > 3 else 10_000
 
 
 def old_procedure():
-    """0.3.0's hlculid_backfill, as hlculid_backfill_0_3_0 in pg_catalog (the extension's schema since 0.5.0)."""
+    """0.3.0's hlculid_backfill, as hlculid_backfill_0_3_0 (in public), naming the extension's objects in pg_catalog."""
     text = (ROOT / "sql/released/hlculid--0.3.0.sql").read_text()
     body = re.search(r"^CREATE PROCEDURE hlculid_backfill\(.*?^\$fn\$;", text, re.S | re.M).group(0)
     return body.replace("CREATE PROCEDURE hlculid_backfill(", "CREATE PROCEDURE hlculid_backfill_0_3_0(") \
