@@ -19,7 +19,7 @@ hlculid_mask and hlculid_mask_bigint: the same key gives the same values.
 
 from __future__ import annotations
 
-__version__ = "0.5.0"
+__version__ = "0.6.0"
 
 # The package's names, one module per concern: ids (Hlculid and the text forms), bigint (BigId),
 # errors, clock (Generator), adapters (psycopg 3, asyncpg), uuidv7, mask (Mask); hlculid.sqlalchemy
