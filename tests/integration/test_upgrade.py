@@ -125,6 +125,9 @@ def samples(conn):
         "timestamp with time zone[]": "ARRAY['2026-01-02 03:04:05.678+00'::timestamptz]",
         "hlculid[]": f"ARRAY['{id_text}'::hlculid]",
         "anyelement": "NULL::upgrade_range",  # hlculid_read: a row of a table keyed on an hlculid
+        "oid": "'upgrade_range'::regclass::oid",  # hlculid_acting_as_owner (0.5.0)
+        "oid[]": "'{}'::oid[]",  # hlculid_backfill_update's batch (0.5.0)
+        "text[]": "'{}'::text[]",
     }
 
 
