@@ -718,3 +718,29 @@ def test_the_backfill_refuses_a_foreign_child(hostile):
             su.execute("CALL hlculid_backfill('su.fpar', 'id', 'ts', 7)")
         assert refused.value.sqlstate == "42809", str(refused.value)
         assert "foreign table" in str(refused.value)
+
+
+def test_the_owner_run_entry_points_refuse_what_they_cannot_do(hostile):
+    """Edges of the owner switch: a table OID that names no table (42P01), the bodies and the
+    backfill's batch called directly by a role that may not act as the owner (42501), the bodies
+    called directly even by a superuser (they run only inside the switch), NULLs (strict: no rows)."""
+    c = hostile
+    with c.connect(dbname="app") as su:
+        su.execute("SET search_path = pg_catalog, pg_temp")
+        for call, state in [
+            ("SELECT hlculid_create_partitions(4000000000::oid::regclass, now(), now() + interval '1 day')", "42P01"),
+            ("SELECT hlculid_drop_partitions(4000000000::oid::regclass, now())", "42P01"),
+            ("SELECT hlculid_create_partitions_as_owner('public.mparts', now(), now() + interval '1 day', interval '1 day')", "42501"),
+            ("SELECT hlculid_drop_partitions_as_owner('public.mparts', now(), true)", "42501"),
+        ]:
+            with pytest.raises(psycopg.Error) as refused:
+                su.execute(call).fetchall()
+            assert refused.value.sqlstate == state, (call, str(refused.value))
+        assert su.execute("SELECT count(*) FROM hlculid_create_partitions(NULL, now(), now())").fetchone()[0] == 0
+        assert su.execute("SELECT hlculid_acting_as_owner('public.mparts'::regclass)").fetchone()[0] is False
+    with c.connect(user="eve", dbname="app") as e:
+        e.execute("SET search_path = pg_catalog, pg_temp")
+        with pytest.raises(psycopg.Error) as refused:
+            e.execute("SELECT hlculid_backfill_update('public.mlegacy', 'id', '{}', '{}', '{}')")
+        assert refused.value.sqlstate == "42501", str(refused.value)
+    assert breaches(c) == ([], False)
