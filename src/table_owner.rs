@@ -225,20 +225,22 @@ fn hlculid_backfill_update(
     let rv: Vec<Option<pg_sys::Oid>> = tableoids.iter().collect();
     let cv: Vec<Option<String>> = ctids.iter().collect();
     let iv: Vec<Option<Hlculid>> = ids.iter().collect();
-    // The table's and the column's names quoted by PostgreSQL (format's %s of a regclass
-    // qualifies and quotes, %I quotes): nothing of the caller's text reaches the query unquoted.
-    let update = Spi::get_one_with_args::<String>(
-        "SELECT pg_catalog.format('WITH f AS (UPDATE %s t SET %I = u.id \
-         FROM (SELECT * FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2::pg_catalog.tid[]), pg_catalog.unnest($3)) u(r, c, id) ORDER BY 1, 2) u \
-         WHERE t.tableoid OPERATOR(pg_catalog.=) u.r AND t.ctid OPERATOR(pg_catalog.=) u.c \
-         AND t.%I IS NULL RETURNING 1) SELECT pg_catalog.count(*) FROM f', \
-         $1::pg_catalog.regclass, $2, $2)",
-        &[tbl.into(), id_column.into()],
-    )
-    .ok()
-    .flatten()
-    .unwrap_or_else(|| UserError::new(Condition::Internal, "hlculid_backfill_update: no query").raise());
     as_owner(tbl, "hlculid_backfill", || {
+        // The table's and the column's names quoted by PostgreSQL (format's %s of a regclass
+        // qualifies and quotes, %I quotes), under the switch's pinned path, so the name is
+        // qualified whatever the caller's path was: nothing of the caller's text reaches the
+        // query unquoted.
+        let update = Spi::get_one_with_args::<String>(
+            "SELECT pg_catalog.format('WITH f AS (UPDATE %s t SET %I = u.id \
+             FROM (SELECT * FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2::pg_catalog.tid[]), pg_catalog.unnest($3)) u(r, c, id) ORDER BY 1, 2) u \
+             WHERE t.tableoid OPERATOR(pg_catalog.=) u.r AND t.ctid OPERATOR(pg_catalog.=) u.c \
+             AND t.%I IS NULL RETURNING 1) SELECT pg_catalog.count(*) FROM f', \
+             $1::pg_catalog.regclass, $2, $2)",
+            &[tbl.into(), id_column.into()],
+        )
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| UserError::new(Condition::Internal, "hlculid_backfill_update: no query").raise());
         Spi::connect_mut(|client| {
             client
                 .update(&update, None, &[rv.into(), cv.into(), iv.into()])?
