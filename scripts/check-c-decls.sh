@@ -7,6 +7,7 @@ majors=("$@")
 [ ${#majors[@]} -gt 0 ] || read -r -a majors <<< "$ALL_MAJORS"
 for m in "${majors[@]}"; do
   inc=$("$(pg_config_for "$m")" --includedir-server)
-  cc -std=gnu11 -fsyntax-only -Wall -Werror -Wincompatible-pointer-types -I"$inc" "$REPO/tests/c_decls/decls.c"
+  client_inc=$("$(pg_config_for "$m")" --includedir) # libpq-fe.h
+  cc -std=gnu11 -fsyntax-only -Wall -Werror -Wincompatible-pointer-types -I"$inc" -I"$client_inc" "$REPO/tests/c_decls/decls.c"
   echo "C declarations match PostgreSQL $m's headers"
 done

@@ -21,3 +21,41 @@ BEGIN
     ALTER OPERATOR FAMILY hlculid_ops USING btree ADD FUNCTION 6 (hlculid) hlculid_skipsupport(internal);
   END IF;
 END $$;
+
+-- == the cluster horizon kept by a background worker (issue 40) ==
+-- hlculid_cluster_horizon() becomes a read of what the worker keeps in shared memory: the same
+-- function (OID, grants) in C, with its signature and its comment of 0.6.0.
+CREATE OR REPLACE FUNCTION "hlculid_cluster_horizon"(
+	"max_wait" interval DEFAULT '10 s' /* Option < Interval > */
+) RETURNS hlculid /* Option < Hlculid > */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_cluster_horizon_wrapper';
+
+CREATE  FUNCTION "hlculid_cluster_nodes"() RETURNS TABLE (
+	"nodeid" INT,  /* i32 */
+	"nodename" TEXT,  /* String */
+	"nodeport" INT,  /* i32 */
+	"publisher_id" INT,  /* Option < i32 > */
+	"started" timestamp with time zone,  /* Option < TimestampWithTimeZone > */
+	"answered" timestamp with time zone,  /* Option < TimestampWithTimeZone > */
+	"error" TEXT,  /* Option < String > */
+	"shares_publisher_with" INT,  /* Option < i32 > */
+	"makes_ids" bool  /* Option < bool > */
+)
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_cluster_nodes_wrapper';
+
+-- The cluster horizon kept by a background worker (0.6.0, src/cluster_horizon.rs): what it knows
+-- of every node of the Citus cluster, publisher ids shared by two nodes among it. One source for
+-- the install script (through src/cluster_horizon.rs) and the 0.5.0 -> 0.6.0 upgrade script.
+
+CREATE VIEW hlculid.hlculid_cluster_nodes AS
+SELECT n.nodeid, n.nodename, n.nodeport, n.publisher_id, n.started, n.answered, n.error,
+       n.shares_publisher_with, n.makes_ids
+FROM pg_catalog.hlculid_cluster_nodes() n;
+
+COMMENT ON FUNCTION hlculid_cluster_horizon(interval) IS 'on Citus: the cluster horizon its background worker keeps, the smallest horizon of every node once every distributed transaction that may still show an id below it has ended; NULL (08006 naming a node that does not answer) when the last one is older than max_wait; take it in one statement, read below it in the next';
+COMMENT ON FUNCTION hlculid_cluster_nodes() IS 'on Citus: every node as the cluster horizon''s worker last read it: publisher id, start, last answer, error, a node sharing its publisher id, whether this node makes ids';
+COMMENT ON VIEW hlculid.hlculid_cluster_nodes IS 'on Citus: every node as the cluster horizon''s worker last read it; two rows naming each other in shares_publisher_with share a publisher id, and the later of them makes no ids';

@@ -72,6 +72,15 @@ pub enum Condition {
     NotTableOwner,
     /// A table given by an OID that names none.
     UndefinedTable,
+    /// The cluster horizon on a server without Citus.
+    CitusMissing,
+    /// A node of the Citus cluster that does not answer the cluster horizon's worker.
+    NodeUnreachable,
+    /// Two nodes of a Citus cluster with one publisher id: the cluster horizon refuses, and the
+    /// node that started later makes no ids.
+    PublisherShared,
+    /// The cluster horizon asked in a database its worker does not serve, or with no worker.
+    ClusterHorizonNotKept,
     /// Never expected: a bug, or the operating system refusing random bytes.
     Internal,
 }
@@ -113,7 +122,7 @@ pub const CONDITIONS: &[ConditionInfo] = &[
     info(Condition::TimeOutOfRange, "22008", "datetime_field_overflow",
         "a time an id cannot hold: before 1970, after 10889-08-02 or infinite (`hlculid_min/max`, `hlculid_from_parts`, `hlculid_generate_at`, `hlculid_backfill_ids`, which also raises it when the last millisecond's counter is full), for a bigint id after 2109-05-15 07:35:11.103 UTC (`hlculid_bigint_min/max`); a system clock at or before 1970-01-01 00:00:00 UTC or after 10889 (generating functions, `hlculid_observe`); a clock that reached the end of the range (of bigint ids: 2109, for the bigint generators)"),
     info(Condition::InvalidParameter, "22023", "invalid_parameter_value",
-        "`hlculid_observe` of an id further ahead of the local clock than `hlculid.max_clock_skew`; `hlculid_clock_recover` of such a floor without `allow_future`; `hlculid_generate_n` and `hlculid_generate_bigint_n` of fewer than 1 or more than 65536 ids; `hlculid_backfill_ids` of a NULL time or of times out of order"),
+        "`hlculid_observe` of an id further ahead of the local clock than `hlculid.max_clock_skew`; `hlculid_clock_recover` of such a floor without `allow_future`; `hlculid_generate_n` and `hlculid_generate_bigint_n` of fewer than 1 or more than 65536 ids; `hlculid_backfill_ids` of a NULL time or of times out of order; `hlculid_cluster_horizon()` of a NULL or negative `max_wait` (0.5.0)"),
     info(Condition::RandomUuid, "22023", "invalid_parameter_value",
         "a random uuid (version 4 with the RFC 9562 variant) cast to `hlculid`, e.g. `gen_random_uuid()` inserted into an `hlculid` column (0.3.0), or read from text in the uuid's 8-4-4-4-12 form, `COPY` included (0.4.0)"),
     info(Condition::NotUuidv7, "22023", "invalid_parameter_value",
@@ -135,7 +144,7 @@ pub const CONDITIONS: &[ConditionInfo] = &[
     info(Condition::HorizonOnStandby, "55000", "object_not_in_prerequisite_state",
         "`hlculid_horizon()`, `hlculid_horizon_bigint()`, `hlculid_read()` during recovery (a standby): read below `hlculid_watermark()` there (0.4.0)"),
     info(Condition::HorizonInSnapshotTransaction, "0A000", "feature_not_supported",
-        "`hlculid_horizon()`, `hlculid_horizon_bigint()`, `hlculid_read()` in a REPEATABLE READ or SERIALIZABLE transaction: take the horizon before `BEGIN` (0.4.0); `hlculid_horizon_catch_up()`, `hlculid_publish_horizon()`, `hlculid_watermark()` and `hlculid_read_watermark()` too (0.5.0)"),
+        "`hlculid_horizon()`, `hlculid_horizon_bigint()`, `hlculid_read()` in a REPEATABLE READ or SERIALIZABLE transaction: take the horizon before `BEGIN` (0.4.0); `hlculid_horizon_catch_up()`, `hlculid_publish_horizon()`, `hlculid_watermark()` and `hlculid_read_watermark()` too (0.5.0); `hlculid_cluster_horizon()` (0.5.0)"),
     info(Condition::MaskKeyMissing, "55000", "object_not_in_prerequisite_state",
         "`hlculid_mask`, `hlculid_unmask` and the other mask functions on a server without a readable key: `hlculid.mask_key_file` not set, the file missing, unreadable, empty or readable by every user of the machine (0.5.0)"),
     info(Condition::MaskKeyInvalid, "22023", "invalid_parameter_value",
@@ -148,6 +157,14 @@ pub const CONDITIONS: &[ConditionInfo] = &[
         "`hlculid_create_partitions`, `hlculid_drop_partitions` and `hlculid_backfill` called by a role that is neither the table's owner, a member of the owner's role, nor a superuser: they run the table's code as its owner; or when that code left something in the caller's session (an object in its temporary schema, an open cursor), which the error undoes (0.5.0)"),
     info(Condition::UndefinedTable, "42P01", "undefined_table",
         "a partition or backfill helper given a table OID (`12345::regclass`) that names no table (0.5.0)"),
+    info(Condition::CitusMissing, "55000", "object_not_in_prerequisite_state",
+        "`hlculid_cluster_horizon()` in a database without Citus (0.5.0)"),
+    info(Condition::NodeUnreachable, "08006", "connection_failure",
+        "`hlculid_cluster_horizon()` when a node of the Citus cluster has not answered the worker and the last horizon published is older than `max_wait`; the DETAIL names the node (0.6.0)"),
+    info(Condition::PublisherShared, "55000", "object_not_in_prerequisite_state",
+        "`hlculid_cluster_horizon()` while two nodes of the Citus cluster share a publisher id (0.5.0); the generating functions on the node of the two that started later, until one of them gets another id; the HINT names the other node (0.6.0)"),
+    info(Condition::ClusterHorizonNotKept, "55000", "object_not_in_prerequisite_state",
+        "`hlculid_cluster_horizon()` in a database other than `hlculid.cluster_horizon_database`, or while its worker is not running (0.6.0)"),
     info(Condition::Internal, "XX000", "internal_error",
         "never expected: a bug, or the operating system refusing random bytes"),
 ];
@@ -180,7 +197,11 @@ impl Condition {
             Condition::PreparedTransactionsFull => 19,
             Condition::NotTableOwner => 20,
             Condition::UndefinedTable => 21,
-            Condition::Internal => 22,
+            Condition::CitusMissing => 22,
+            Condition::NodeUnreachable => 23,
+            Condition::PublisherShared => 24,
+            Condition::ClusterHorizonNotKept => 25,
+            Condition::Internal => 26,
         }
     }
 }
@@ -227,7 +248,11 @@ impl Condition {
             | Condition::PublisherTooWide
             | Condition::HorizonOnStandby
             | Condition::PublisherSettingInvalid
-            | Condition::MaskKeyMissing => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            | Condition::MaskKeyMissing
+            | Condition::CitusMissing
+            | Condition::PublisherShared
+            | Condition::ClusterHorizonNotKept => ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE,
+            Condition::NodeUnreachable => ERRCODE_CONNECTION_FAILURE,
             Condition::MarkWriteFailed => ERRCODE_IO_ERROR,
             Condition::GenerateInParallelWorker => ERRCODE_INVALID_TRANSACTION_STATE,
             Condition::PreparedTransactionsFull => ERRCODE_OUT_OF_MEMORY,

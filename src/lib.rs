@@ -25,7 +25,8 @@
 //! | `prepared_holds` | prepared transactions' holds: state files and the WAL resource manager |
 //! | `horizon` | the horizon's SQL entry points over slots and holds |
 //! | `horizons`, `horizon_publisher` | the `hlculid.hlculid_horizons` table's SQL and the readers; the workers writing this server's row |
-//! | `cluster` | readers on Citus: the cluster horizon |
+//! | `cluster` | readers on Citus: which tables Citus manages, what is pending |
+//! | `cluster_horizon` | the Citus cluster horizon kept by a background worker; publisher ids checked across the nodes |
 //! | `partitions`, `backfill` | time partitions; converting existing tables |
 //! | `table_owner` | the helpers that write a user's table, run as its owner (the partition helpers' and the backfill's entry points) |
 //! | `comments` | `COMMENT ON` the functions of 0.1.x |
@@ -54,6 +55,7 @@ mod backend_local;
 mod backfill;
 mod bigint;
 mod cluster;
+mod cluster_horizon;
 mod comments;
 mod datum;
 mod errors;
@@ -107,6 +109,7 @@ pub extern "C-unwind" fn _PG_init() {
     xact_callbacks::register();
     mark_writer::register();
     horizon_publisher::register();
+    cluster_horizon::init();
 }
 
 #[cfg(any(test, feature = "pg_test"))]

@@ -85,3 +85,44 @@ const _: () = {
     assert!(offset_of!(SkipSupportData, decrement) == 16);
     assert!(offset_of!(SkipSupportData, increment) == 24);
 };
+
+/// `libpq-fe.h`: the client library, for the cluster horizon worker's connections to the other
+/// nodes of a Citus cluster (src/cluster_horizon.rs), as dblink and postgres_fdw link it.
+/// libpq's ABI is stable (`libpq.so.5`); the enums are C ints.
+pub mod libpq {
+    use core::ffi::{c_char, c_int};
+
+    #[repr(C)]
+    pub struct PGconn {
+        _opaque: [u8; 0],
+    }
+    #[repr(C)]
+    pub struct PGresult {
+        _opaque: [u8; 0],
+    }
+
+    /// `ConnStatusType`'s `CONNECTION_OK`.
+    pub const CONNECTION_OK: c_int = 0;
+    /// `ExecStatusType`'s `PGRES_TUPLES_OK`.
+    pub const PGRES_TUPLES_OK: c_int = 2;
+
+    #[link(name = "pq")]
+    unsafe extern "C" {
+        pub fn PQconnectdb(conninfo: *const c_char) -> *mut PGconn;
+        pub fn PQstatus(conn: *const PGconn) -> c_int;
+        pub fn PQerrorMessage(conn: *const PGconn) -> *mut c_char;
+        pub fn PQfinish(conn: *mut PGconn);
+        pub fn PQsocket(conn: *const PGconn) -> c_int;
+        pub fn PQsendQuery(conn: *mut PGconn, query: *const c_char) -> c_int;
+        pub fn PQconsumeInput(conn: *mut PGconn) -> c_int;
+        pub fn PQisBusy(conn: *mut PGconn) -> c_int;
+        pub fn PQgetResult(conn: *mut PGconn) -> *mut PGresult;
+        pub fn PQresultStatus(res: *const PGresult) -> c_int;
+        pub fn PQresultErrorMessage(res: *const PGresult) -> *mut c_char;
+        pub fn PQntuples(res: *const PGresult) -> c_int;
+        pub fn PQnfields(res: *const PGresult) -> c_int;
+        pub fn PQgetvalue(res: *const PGresult, row: c_int, field: c_int) -> *mut c_char;
+        pub fn PQgetisnull(res: *const PGresult, row: c_int, field: c_int) -> c_int;
+        pub fn PQclear(res: *mut PGresult);
+    }
+}

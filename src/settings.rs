@@ -15,6 +15,10 @@ static HORIZON_INTERVAL_MS: GucSetting<i32> = GucSetting::<i32>::new(1000);
 static HORIZON_DATABASE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static HORIZON_ROLE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 static MASK_KEY_FILE: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
+static CLUSTER_DATABASE: GucSetting<Option<CString>> =
+    GucSetting::<Option<CString>>::new(Some(c"postgres"));
+static CLUSTER_INTERVAL_MS: GucSetting<f64> = GucSetting::<f64>::new(1.0);
+static CLUSTER_CONNINFO: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::new(None);
 
 /// What postgresql.conf said for `hlculid.publisher_id` when PostgreSQL could not use it (out of
 /// range, not a number): PostgreSQL then warns and keeps the default, which would derive an id
@@ -90,6 +94,32 @@ pub fn define() {
         GucContext::Sighup,
         GucFlags::SUPERUSER_ONLY,
     );
+    GucRegistry::define_string_guc(
+        c"hlculid.cluster_horizon_database",
+        c"Database in which the background worker keeps the Citus cluster horizon (empty = no worker).",
+        c"The database that has Citus and hlculid; the worker runs where citus and hlculid are both preloaded.",
+        &CLUSTER_DATABASE,
+        GucContext::Sighup,
+        GucFlags::default(),
+    );
+    GucRegistry::define_float_guc(
+        c"hlculid.cluster_horizon_interval",
+        c"Shortest time in milliseconds between two reads of every node's horizon while readers ask for the cluster horizon.",
+        c"Once a second while no reader asks. Lower: a row is readable sooner after its commit, every node answers more queries.",
+        &CLUSTER_INTERVAL_MS,
+        0.0,
+        1000.0,
+        GucContext::Sighup,
+        GucFlags::default(),
+    );
+    GucRegistry::define_string_guc(
+        c"hlculid.cluster_horizon_conninfo",
+        c"Connection options the cluster horizon worker adds to those of citus.node_conninfo when it connects to the nodes.",
+        c"libpq keywords, e.g. sslmode or passfile; host, port, dbname and user are the worker's own.",
+        &CLUSTER_CONNINFO,
+        GucContext::Sighup,
+        GucFlags::SUPERUSER_ONLY,
+    );
     // SAFETY: called while loading the library, with a static C string.
     unsafe { pg_sys::MarkGUCPrefixReserved(c"hlculid".as_ptr()) };
 }
@@ -156,6 +186,9 @@ pub fn publisher() -> (u16, PublisherSource) {
     if source == PublisherSource::InvalidSetting {
         raise_invalid_publisher();
     }
+    if crate::cluster_horizon::refusing() {
+        crate::cluster_horizon::raise_refused();
+    }
     (id, source)
 }
 
@@ -177,7 +210,7 @@ fn raise_invalid_publisher() -> ! {
 /// which raises.
 #[inline]
 pub fn publisher_fast() -> Option<u16> {
-    if PUBLISHER_INVALID.get().is_some() {
+    if PUBLISHER_INVALID.get().is_some() || crate::cluster_horizon::refusing() {
         return None;
     }
     // SAFETY: the setting's storage is only written by PostgreSQL's GUC code, on this thread.
@@ -213,6 +246,27 @@ pub fn horizon_role() -> Option<String> {
 /// could SET a placeholder of that name, and have the server read a file of their choosing).
 pub fn mask_key_file() -> Option<String> {
     MASK_KEY_FILE
+        .get()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.trim().is_empty())
+}
+
+/// `hlculid.cluster_horizon_database`, if set to a name.
+pub fn cluster_horizon_database() -> Option<String> {
+    CLUSTER_DATABASE
+        .get()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| !s.is_empty())
+}
+
+/// `hlculid.cluster_horizon_interval` in microseconds.
+pub fn cluster_horizon_interval_us() -> u64 {
+    (CLUSTER_INTERVAL_MS.get().max(0.0) * 1000.0) as u64
+}
+
+/// `hlculid.cluster_horizon_conninfo`, if set.
+pub fn cluster_horizon_conninfo() -> Option<String> {
+    CLUSTER_CONNINFO
         .get()
         .map(|s| s.to_string_lossy().into_owned())
         .filter(|s| !s.trim().is_empty())

@@ -42,3 +42,26 @@ StaticAssertDecl(offsetof(SkipSupportData, high_elem) == 8, "high_elem");
 StaticAssertDecl(offsetof(SkipSupportData, decrement) == 16, "decrement");
 StaticAssertDecl(offsetof(SkipSupportData, increment) == 24, "increment");
 #endif
+
+/* libpq (src/pg_c.rs, mod libpq): the enums are C ints on the Rust side */
+#include "libpq-fe.h"
+StaticAssertDecl(CONNECTION_OK == 0, "CONNECTION_OK");
+StaticAssertDecl(PGRES_TUPLES_OK == 2, "PGRES_TUPLES_OK");
+StaticAssertDecl(sizeof(ConnStatusType) == sizeof(int), "ConnStatusType");
+StaticAssertDecl(sizeof(ExecStatusType) == sizeof(int), "ExecStatusType");
+PGconn	   *(*const check_PQconnectdb) (const char *) = PQconnectdb;
+ConnStatusType (*const check_PQstatus) (const PGconn *) = PQstatus;
+char	   *(*const check_PQerrorMessage) (const PGconn *) = PQerrorMessage;
+void		(*const check_PQfinish) (PGconn *) = PQfinish;
+int			(*const check_PQsocket) (const PGconn *) = PQsocket;
+int			(*const check_PQsendQuery) (PGconn *, const char *) = PQsendQuery;
+int			(*const check_PQconsumeInput) (PGconn *) = PQconsumeInput;
+int			(*const check_PQisBusy) (PGconn *) = PQisBusy;
+PGresult   *(*const check_PQgetResult) (PGconn *) = PQgetResult;
+ExecStatusType (*const check_PQresultStatus) (const PGresult *) = PQresultStatus;
+char	   *(*const check_PQresultErrorMessage) (const PGresult *) = PQresultErrorMessage;
+int			(*const check_PQntuples) (const PGresult *) = PQntuples;
+int			(*const check_PQnfields) (const PGresult *) = PQnfields;
+char	   *(*const check_PQgetvalue) (const PGresult *, int, int) = PQgetvalue;
+int			(*const check_PQgetisnull) (const PGresult *, int, int) = PQgetisnull;
+void		(*const check_PQclear) (PGresult *) = PQclear;
