@@ -281,6 +281,16 @@ SELECT pg_catalog.hlculid_horizon_catch_up()::pg_catalog.text, c.publisher, \
        pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time())::pg_catalog.float8 \
   FROM pg_catalog.hlculid_clock() c";
 
+/// Whether SIGTERM (or postmaster death) came: pgrx's flag is cleared when read, so it is kept
+/// here once seen, wherever it was read first.
+fn stopping() -> bool {
+    static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if BackgroundWorker::sigterm_received() {
+        STOPPING.store(true, Ordering::Relaxed);
+    }
+    STOPPING.load(Ordering::Relaxed)
+}
+
 #[allow(unreachable_code)] // proc_exit is `-> !` in some majors' bindings, `-> ()` in others
 fn stop() -> ! {
     // SAFETY: ends this worker, as a FATAL would.
@@ -360,12 +370,11 @@ pub extern "C-unwind" fn hlculid_cluster_horizon_main(_arg: pg_sys::Datum) {
         } else {
             IDLE_ROUND
         };
+        // whole milliseconds (the latch's unit), rounded up: a round and at least the rest
         let wait = period.saturating_sub(began.elapsed());
-        if !wait.is_zero() && !BackgroundWorker::wait_latch(Some(wait)) {
-            worker.shutdown();
-            stop();
-        }
-        if BackgroundWorker::sigterm_received() {
+        let wait = Duration::from_millis(wait.as_micros().div_ceil(1000) as u64);
+        // wait_latch is false after SIGTERM (read and cleared) or postmaster death
+        if (!wait.is_zero() && !BackgroundWorker::wait_latch(Some(wait))) || stopping() {
             worker.shutdown();
             stop();
         }
@@ -841,7 +850,7 @@ fn collect(conn: *mut pq::PGconn) -> Result<Answer, String> {
                 );
                 if rc & pg_sys::WL_LATCH_SET as i32 != 0 {
                     pg_sys::ResetLatch(pg_sys::MyLatch);
-                    if BackgroundWorker::sigterm_received() {
+                    if stopping() {
                         return Err("the worker is stopping".into());
                     }
                 }

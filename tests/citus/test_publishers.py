@@ -3,6 +3,10 @@ and hlculid_horizon() covers the transactions of its own node only, which is why
 distributed table use the cluster horizon (docs/citus.md, "Reading on Citus";
 test_cluster_horizon.py)."""
 
+import time
+from pathlib import Path
+
+import psycopg
 from conftest import PUBLISHERS
 
 
@@ -23,3 +27,75 @@ def test_the_coordinators_horizon_does_not_cover_a_transaction_open_on_a_worker(
         c.commit()
     # a reader on the coordinator that read below its horizon before the commit missed the row
     assert co.one("SELECT count(*) FROM h_events WHERE id < %s::hlculid", (horizon,)) == 1
+
+
+def eventually(check, timeout=10, what="not within the time given"):
+    deadline = time.monotonic() + timeout
+    while True:
+        got = check()
+        if got:
+            return got
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def refused(node, query):
+    """The 55000 a query raises on a node, or None if it ran."""
+    try:
+        node.sql(query)
+    except psycopg.errors.ObjectNotInPrerequisiteState as e:
+        return e
+    return None
+
+
+def test_a_shared_publisher_id_is_found_named_and_the_later_node_makes_no_ids(citus):
+    """Two nodes given one publisher id (docs/citus.md, "Publisher ids across the cluster"): the
+    cluster horizon's worker on every node sees every node's id; within seconds the pair is in
+    the log and in hlculid.hlculid_cluster_nodes on every node, the cluster horizon refuses (as in
+    0.5.0), and the node that started later refuses to make ids, naming the other, until fixed.
+    Before 0.6.0 both made ids without a word."""
+    co, (w1, w2) = citus.coordinator, citus.workers
+    n1, n2 = (co.one("SELECT nodeid FROM pg_dist_node WHERE nodeport = %s", (w.port,)) for w in (w1, w2))
+    co.sql("CREATE TABLE dup_events (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), n int)")
+    co.sql("SELECT create_distributed_table('dup_events', 'id', shard_count => 4)")
+    w2.sql("ALTER SYSTEM SET hlculid.publisher_id = %s" % PUBLISHERS["worker1"])
+    w2.stop()
+    w2.start()
+    t0 = time.monotonic()
+    try:
+        e = eventually(lambda: refused(w2, "SELECT hlculid_generate()"), what="worker 2 kept making ids")
+        found_in = time.monotonic() - t0
+        assert found_in < 5, found_in
+        assert f"publisher id {PUBLISHERS['worker1']} " in e.diag.message_primary
+        assert f"Node {n1} (localhost:{w1.port})" in e.diag.message_hint, e.diag.message_hint
+        # every way of making ids on that node, a statement of a distributed table included
+        for q in ("SELECT hlculid_generate_n(3)", "SELECT hlculid_generate_tx()",
+                  "INSERT INTO dup_events (n) VALUES (1)"):
+            assert refused(w2, q), q
+        # the node that started first goes on, and so does the coordinator
+        w1.sql("INSERT INTO dup_events (n) VALUES (2)")
+        co.sql("INSERT INTO dup_events (n) SELECT g FROM generate_series(1, 10) g")
+        # both nodes named, on every node; the later one says it makes no ids
+        for node in (co, w1, w2):
+            rows = eventually(lambda: node.sql(
+                "SELECT nodeid, publisher_id, shares_publisher_with FROM hlculid.hlculid_cluster_nodes "
+                "WHERE shares_publisher_with IS NOT NULL ORDER BY nodeid"))
+            assert rows == [(n1, PUBLISHERS["worker1"], n2), (n2, PUBLISHERS["worker1"], n1)], rows
+        assert w2.sql("SELECT makes_ids FROM hlculid.hlculid_cluster_nodes WHERE nodeid = %s", (n2,)) == [(False,)]
+        assert w1.sql("SELECT makes_ids FROM hlculid.hlculid_cluster_nodes WHERE nodeid = %s", (n1,)) == [(True,)]
+        e = eventually(lambda: refused(co, "SELECT hlculid_cluster_horizon()"))
+        assert f"publisher id {PUBLISHERS['worker1']} " in e.diag.message_primary
+        assert "hlculid.publisher_id" in e.diag.message_hint
+        log = (Path(co.dir) / "server.log").read_text()
+        assert (f"nodes {n1} and {n2} of the Citus cluster have the same publisher id {PUBLISHERS['worker1']}"
+                in log)
+    finally:
+        w2.sql("ALTER SYSTEM RESET hlculid.publisher_id")
+        w2.stop()
+        w2.start()
+    # fixed: ids again, the horizon again, no pair
+    eventually(lambda: refused(w2, "SELECT hlculid_generate()") is None)
+    eventually(lambda: co.sql("SELECT count(*) FROM hlculid.hlculid_cluster_nodes WHERE shares_publisher_with IS NOT NULL") == [(0,)])
+    eventually(lambda: refused(co, "SELECT hlculid_cluster_horizon()") is None
+               and co.one("SELECT hlculid_cluster_horizon() IS NOT NULL"))
+    co.sql("DROP TABLE dup_events")
