@@ -160,6 +160,9 @@ STEPS = [
          "hlculid preloaded; they skip, saying why, without Citus"),
     Step("clients pg{major}", "suite", "scripts/clients.sh {major}", "newest", "all",
          "every client recipe (`tests/clients/`, `scripts/clients.sh`)"),
+    Step("non-root pg{major}", "suite", "scripts/nonroot-test.sh {major}", "newest", "newest",
+         "a slice of the suite as a user who is not root (`scripts/nonroot-test.sh`: the user `hlculid-dev`, "
+         "made if missing; a few pg_regress files and integration tests, the servers run as that user)"),
     Step("clients smoke pg{major}", "suite", "scripts/clients.sh {major} -m smoke", "not-newest", None,
          "the clients' connection smoke test (`-m smoke`: psycopg, node-postgres)"),
     # The lints and the core's tests after the builds, beside the majors' suites.

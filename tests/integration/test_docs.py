@@ -25,7 +25,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from pgcluster import Cluster, as_postgres, pg_config
+from pgcluster import Cluster, as_server, give_to_server, pg_config
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md"] + sorted(p for p in (ROOT / "docs").glob("*.md"))
@@ -232,7 +232,7 @@ def server():
     # the key of docs/masks.md's examples (the SipHash paper's test key)
     keys = c.data / "docs_mask.keys"
     keys.write_text("000102030405060708090a0b0c0d0e0f\n")
-    shutil.chown(keys, "postgres", "postgres")
+    give_to_server(keys)
     keys.chmod(0o600)
     c.start()
     yield c
@@ -250,13 +250,13 @@ def run_page(c, page, db):
     script += f"\\echo {SEPARATOR.format(len(runnable))}\n"
     work = c.dir / "docs"
     work.mkdir(exist_ok=True)
-    shutil.chown(work, "postgres")
+    give_to_server(work)
     f = work / f"{db}.sql"
     f.write_text(script)
-    shutil.chown(f, "postgres")
-    r = as_postgres("sh", "-c", f'"{c.bin}/psql" -X -q -h "{c.dir}" -p {c.port} -U postgres -d "{db}" '
-                    f'< "{f}" 2>&1', check=False, timeout=600,
-                    env={"PGOPTIONS": "-c statement_timeout=60s", "PGTZ": "UTC"})
+    give_to_server(f)
+    r = as_server("sh", "-c", f'"{c.bin}/psql" -X -q -h "{c.dir}" -p {c.port} -U postgres -d "{db}" '
+                  f'< "{f}" 2>&1', check=False, timeout=600,
+                  env={"PGOPTIONS": "-c statement_timeout=60s", "PGTZ": "UTC"})
     out = PSQL_PREFIX.sub("", r.stdout)
     failures = []
     for n, b in enumerate(runnable):
