@@ -12,11 +12,12 @@ shopt -s extglob
 . "$(dirname "$0")/env.sh"
 major=$1; shift
 mkdir -p "$RUN_ROOT"
+unwritable=
 for m in $ALL_MAJORS; do
   dir=$("$(pg_config_for "$m")" --sharedir)/extension
   # an install this user may not write (root's, run as another user): the upgrade tests of this
   # major need the fixtures there, from a run by root or from a user's own install
-  if [ ! -w "$dir" ]; then echo "integration: $dir is not writable: released scripts not put there" >&2; continue; fi
+  if [ ! -w "$dir" ]; then unwritable+=" $m"; continue; fi
   # hlculid--V.pgM.sql: built for one major (0.1.x); hlculid--V.sql: the same on every major
   for f in "$REPO"/sql/released/hlculid--*.pg"$m".sql "$REPO"/sql/released/hlculid--+([0-9.]).sql; do
     [ -e "$f" ] || continue
@@ -32,6 +33,7 @@ for m in $ALL_MAJORS; do
     fi
   done
 done
+[ -z "$unwritable" ] || echo "integration: the extension directories of PostgreSQL$unwritable are not $(id -un)'s: the released scripts the upgrade tests install are not put there"
 export HLCULID_PG=$major HLCULID_RUN_ROOT=$RUN_ROOT/integration HLCULID_STAGE_DIR=$PACKAGE_DIR
 export HLCULID_TIER=$(test_tier)
 cd "$REPO"
