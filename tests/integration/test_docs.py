@@ -606,7 +606,8 @@ def reference_catalog(server):
                    AND NOT EXISTS (SELECT FROM pg_cast k WHERE k.castfunc = p.oid)
                    AND NOT EXISTS (SELECT FROM pg_aggregate g WHERE p.oid IN (g.aggtransfn, g.aggcombinefn))
                    AND NOT EXISTS (SELECT FROM pg_proc s WHERE s.prosupport = p.oid)
-                   AND 'internal'::regtype <> ALL (p.proargtypes) AND p.prorettype <> 'internal'::regtype
+                   AND 'internal'::regtype <> ALL (p.proargtypes) AND p.prorettype <> 'internal'::regtype,
+                   obj_description(p.oid, 'pg_proc') IS NOT NULL
             FROM pg_proc p {own.format(oid="p.oid", catalog="pg_proc")}""").fetchall()
         operators = conn.execute(f"""
             SELECT o.oprname, format_type(o.oprleft, NULL), format_type(o.oprright, NULL), format_type(o.oprresult, NULL)
@@ -634,6 +635,20 @@ def test_the_reference_matches_the_catalog(reference_catalog):
     function there exists (issue 32)."""
     problems = function_problems(REFERENCE.read_text(), reference_catalog["functions"])
     assert not problems, "\n".join(sorted(set(problems)))
+
+
+def uncommented(functions):
+    """The functions a user calls that have no COMMENT ON (\\df+ would explain nothing)."""
+    return sorted(f"{r[0]}({', '.join(r[2])})" for r in functions if r[9] and not r[10])
+
+
+def test_every_function_a_user_calls_has_a_comment(reference_catalog):
+    """The new-function checklist's COMMENT ON (docs/development.md): none forgotten."""
+    functions = reference_catalog["functions"]
+    assert not uncommented(functions), uncommented(functions)
+    # the check has teeth: a function without its comment is named
+    first = next(r for r in functions if r[9])
+    assert uncommented([(*first[:10], False)]) == [f"{first[0]}({', '.join(first[2])})"]
 
 
 def test_the_reference_lists_every_operator_operator_class_and_aggregate(reference_catalog):
