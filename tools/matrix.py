@@ -187,6 +187,10 @@ STEPS = [
     Step("release script (scratch clone)", "after", "scripts/release-test.sh", "once", "once",
          "the release script's test in a scratch clone (`scripts/release-test.sh`: a fake release and bump, "
          "its schema check on the SQL the builds generated)"),
+    Step("new-function checklist (scratch clone)", "after", "scripts/checklist-test.sh", None, "once",
+         "docs/development.md's new-function checklist followed in a scratch clone with a toy function "
+         "(`scripts/checklist-test.sh`: one build of the newest major, into a private copy of its install); "
+         "each step left out, its check fails"),
     # cargo pgrx test, installed into and run from a private copy of the PostgreSQL install.
     Step("pg_test pg{major}", "after", 'scripts/pgrx-test.sh {major}', "edges", "all",
          "the `#[pg_test]`s (`scripts/pgrx-test.sh`, in a private copy of the install)"),
