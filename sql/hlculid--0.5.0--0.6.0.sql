@@ -21,3 +21,8 @@ BEGIN
     ALTER OPERATOR FAMILY hlculid_ops USING btree ADD FUNCTION 6 (hlculid) hlculid_skipsupport(internal);
   END IF;
 END $$;
+
+-- == comments ==
+-- 0.5.0 gave hlculid_acting_as_owner no comment (every function a user calls has one since:
+-- tests/integration/test_docs.py).
+COMMENT ON FUNCTION pg_catalog.hlculid_acting_as_owner(pg_catalog.oid) IS 'internal: whether the current user is the owner of the table inside a security-restricted operation (what the partition helpers'' and the backfill''s bodies check)';
