@@ -22,6 +22,11 @@ BEGIN
   END IF;
 END $$;
 
+-- == comments ==
+-- 0.5.0 gave hlculid_acting_as_owner no comment (every function a user calls has one since:
+-- tests/integration/test_docs.py).
+COMMENT ON FUNCTION pg_catalog.hlculid_acting_as_owner(pg_catalog.oid) IS 'internal: whether the current user is the owner of the table inside a security-restricted operation (what the partition helpers'' and the backfill''s bodies check)';
+
 -- == the cluster horizon kept by a background worker (issue 40) ==
 -- hlculid_cluster_horizon() becomes a read of what the worker keeps in shared memory: the same
 -- function (OID, grants) in C, with its signature and its comment of 0.6.0.
@@ -47,9 +52,9 @@ STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_cluster_nodes_wrapper';
 
--- The cluster horizon kept by a background worker (0.6.0, src/cluster_horizon.rs): what it knows
+-- The cluster horizon kept by a background worker (0.6.0, src/horizon/cluster_worker.rs): what it knows
 -- of every node of the Citus cluster, publisher ids shared by two nodes among it. One source for
--- the install script (through src/cluster_horizon.rs) and the 0.5.0 -> 0.6.0 upgrade script.
+-- the install script (through src/horizon/cluster_worker.rs) and the 0.5.0 -> 0.6.0 upgrade script.
 
 CREATE VIEW hlculid.hlculid_cluster_nodes AS
 SELECT n.nodeid, n.nodename, n.nodeport, n.publisher_id, n.started, n.answered, n.error,

@@ -26,7 +26,7 @@
 //! | `horizon` | the horizon's SQL entry points over slots and holds |
 //! | `horizons`, `horizon_publisher` | the `hlculid.hlculid_horizons` table's SQL and the readers; the workers writing this server's row |
 //! | `cluster` | readers on Citus: which tables Citus manages, what is pending |
-//! | `cluster_horizon` | the Citus cluster horizon kept by a background worker; publisher ids checked across the nodes |
+//! | `horizon::cluster_worker` | the Citus cluster horizon kept by a background worker; publisher ids checked across the nodes |
 //! | `partitions`, `backfill` | time partitions; converting existing tables |
 //! | `table_owner` | the helpers that write a user's table, run as its owner (the partition helpers' and the backfill's entry points) |
 //! | `comments` | `COMMENT ON` the functions of 0.1.x |
@@ -51,44 +51,15 @@ macro_rules! v1_function_info {
     };
 }
 
-mod backend_local;
-mod backfill;
-mod bigint;
-mod cluster;
-mod cluster_horizon;
+mod base;
+mod clock;
 mod comments;
-mod datum;
-mod errors;
-mod extract;
 mod generate;
-mod generate_at;
-mod generate_tx;
 mod horizon;
-mod horizon_publisher;
-mod horizon_slots;
-mod horizons;
-mod introspect;
-mod io;
-mod mark_writer;
-mod mask;
-mod observe;
-mod ops;
-mod ops_uuid;
-mod partitions;
-mod pg_c;
-mod prepared_holds;
-mod record;
-mod recover;
-mod server_clock;
-mod settings;
-mod shmem;
-mod table_owner;
-mod timestamps;
-mod uuidv7;
-mod window;
-mod xact_callbacks;
+mod tables;
+mod types;
 
-pub use datum::Hlculid;
+pub use types::datum::Hlculid;
 
 pgrx::pg_module_magic!(name, version);
 
@@ -97,19 +68,19 @@ pgrx::pg_module_magic!(name, version);
 /// shared clock and the high-water mark writer.
 #[pgrx::pg_guard]
 pub extern "C-unwind" fn _PG_init() {
-    errors::no_backtraces();
+    base::errors::no_backtraces();
     // SAFETY: a flag PostgreSQL sets before loading preloaded libraries; read-only here.
     if unsafe { !pgrx::pg_sys::process_shared_preload_libraries_in_progress } {
         return;
     }
-    settings::define();
-    shmem::init();
-    horizon_slots::init();
-    prepared_holds::init();
-    xact_callbacks::register();
-    mark_writer::register();
-    horizon_publisher::register();
-    cluster_horizon::init();
+    base::settings::define();
+    clock::shared::init();
+    horizon::slots::init();
+    horizon::prepared::init();
+    generate::xact_callbacks::register();
+    clock::mark_writer::register();
+    horizon::publisher::register();
+    horizon::cluster_worker::init();
 }
 
 #[cfg(any(test, feature = "pg_test"))]

@@ -1,7 +1,7 @@
 -- Citus (0.5.0): readers of tables that Citus spreads over many nodes. Each node's horizon covers
 -- the ids its own clock made; the cluster horizon is the smallest of them, once every
 -- distributed transaction that may still show an id below it has ended: kept by a background
--- worker since 0.6.0 (src/cluster_horizon.rs), what it waits for listed here, live. Citus'
+-- worker since 0.6.0 (src/horizon/cluster_worker.rs), what it waits for listed here, live. Citus'
 -- functions are called at run time only (they are in pg_catalog when Citus is installed);
 -- without Citus hlculid_cluster_pending() is an error and hlculid_citus_table() is false. One
 -- source for the install script (through src/cluster.rs) and the 0.4.0 -> 0.5.0 upgrade script.

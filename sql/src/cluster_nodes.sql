@@ -1,6 +1,6 @@
--- The cluster horizon kept by a background worker (0.6.0, src/cluster_horizon.rs): what it knows
+-- The cluster horizon kept by a background worker (0.6.0, src/horizon/cluster_worker.rs): what it knows
 -- of every node of the Citus cluster, publisher ids shared by two nodes among it. One source for
--- the install script (through src/cluster_horizon.rs) and the 0.5.0 -> 0.6.0 upgrade script.
+-- the install script (through src/horizon/cluster_worker.rs) and the 0.5.0 -> 0.6.0 upgrade script.
 
 CREATE VIEW hlculid.hlculid_cluster_nodes AS
 SELECT n.nodeid, n.nodename, n.nodeport, n.publisher_id, n.started, n.answered, n.error,

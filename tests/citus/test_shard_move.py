@@ -119,6 +119,13 @@ def test_the_rebalancer_under_concurrent_inserts_keeps_every_row_and_a_reader_lo
         stop.set()
         for t in threads[:2]:
             t.join(60)
+        # the reader stops at its first empty poll once the cluster horizon, which its worker
+        # publishes a few milliseconds after the fact, has passed the last commit
+        last_id = co.one("SELECT max(id)::text FROM rb_events")
+        deadline = time.monotonic() + 30
+        while not co.one("SELECT hlculid_cluster_horizon() > %s::hlculid", (last_id,)):
+            assert time.monotonic() < deadline, "the cluster horizon did not pass the last commit"
+            time.sleep(0.02)
         stop_reader.set()
         threads[2].join(120)
     assert not errors, errors

@@ -1,0 +1,9 @@
+#![doc = include_str!("README.md")]
+
+pub mod cluster;
+pub mod cluster_worker;
+pub mod prepared;
+pub mod published;
+pub mod publisher;
+pub mod server;
+pub mod slots;
