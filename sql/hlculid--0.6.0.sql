@@ -12,21 +12,20 @@ CREATE TYPE hlculid; -- shell, completed below once its I/O functions exist
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- requires:
---   hlculid_shell
-
-
-CREATE FUNCTION hlculid_out(v hlculid) RETURNS cstring
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_out_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 
 CREATE  FUNCTION "hlculid_generate_bigint"() RETURNS bigint /* i64 */
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+
+CREATE FUNCTION hlculid_bigint_decode(id bigint,
+    OUT ts timestamptz, OUT counter int4, OUT publisher int4)
+RETURNS record
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -43,12 +42,13 @@ CREATE FUNCTION hlculid_send(v hlculid) RETURNS bytea
 /* </end connected objects> */
 
 /* <begin connected objects> */
+-- requires:
+--   hlculid_shell
 
-CREATE FUNCTION hlculid_bigint_decode(id bigint,
-    OUT ts timestamptz, OUT counter int4, OUT publisher int4)
-RETURNS record
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
+
+CREATE FUNCTION hlculid_out(v hlculid) RETURNS cstring
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_out_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -212,74 +212,6 @@ CREATE TYPE hlculid (
     STORAGE = plain
 );
 COMMENT ON TYPE hlculid IS '128-bit time-ordered id: 48-bit Unix ms, 16-bit hybrid logical clock counter, 16-bit publisher, 48 random bits';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION "hlculid_eq"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_eq_wrapper';
-CREATE OPERATOR = (
-    PROCEDURE = "hlculid_eq", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES
-);
-
-CREATE FUNCTION "hlculid_ne"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_ne_wrapper';
-CREATE OPERATOR <> (
-    PROCEDURE = "hlculid_ne", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel
-);
-
-CREATE FUNCTION "hlculid_lt"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_lt_wrapper';
-CREATE OPERATOR < (
-    PROCEDURE = "hlculid_lt", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel
-);
-
-CREATE FUNCTION "hlculid_le"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_le_wrapper';
-CREATE OPERATOR <= (
-    PROCEDURE = "hlculid_le", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel
-);
-
-CREATE FUNCTION "hlculid_gt"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_gt_wrapper';
-CREATE OPERATOR > (
-    PROCEDURE = "hlculid_gt", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel
-);
-
-CREATE FUNCTION "hlculid_ge"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_ge_wrapper';
-CREATE OPERATOR >= (
-    PROCEDURE = "hlculid_ge", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel
-);
-
-CREATE FUNCTION "hlculid_cmp"("a" hlculid, "b" hlculid) RETURNS INT
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_cmp_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
-    STRICT VOLATILE PARALLEL RESTRICTED
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -729,6 +661,16 @@ COMMENT ON FUNCTION hlculid_drop_partitions_as_owner(regclass, timestamptz, bool
 --   hlculid_type
 
 
+CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
+    STRICT VOLATILE PARALLEL RESTRICTED
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
 CREATE FUNCTION hlculid_generate() RETURNS hlculid
     STRICT VOLATILE PARALLEL RESTRICTED
     LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
@@ -755,118 +697,84 @@ CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_counter"(
-	"id" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash_extended"(
-	"v" hlculid, /* Hlculid */
-	"seed" bigint /* i64 */
-) RETURNS bigint /* i64 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid /* Option < Hlculid > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_ge_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_ge_uuid_wrapper';
-
-CREATE OPERATOR >= (
-	PROCEDURE="hlculid_ge_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = <=,
-	NEGATOR = <,
-	RESTRICT = scalargesel,
-	JOIN = scalargejoinsel
-);
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid, /* Option < Hlculid > */
-	"allow_future" bool /* Option < bool > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 -- requires:
---   hlculid_clock_recover
---   hlculid_clock_recover_allowing
+--   hlculid_type
 
 
-REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
-REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash"(
-	"v" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
+CREATE FUNCTION "hlculid_eq"("a" hlculid, "b" hlculid) RETURNS bool
 IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
-/* </end connected objects> */
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_eq_wrapper';
+CREATE OPERATOR = (
+    PROCEDURE = "hlculid_eq", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES
+);
 
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_parts"(
-	"ts" timestamp with time zone, /* TimestampWithTimeZone */
-	"counter" INT, /* i32 */
-	"publisher" INT, /* i32 */
-	"random" bigint /* i64 */
-) RETURNS hlculid /* Hlculid */
+CREATE FUNCTION "hlculid_ne"("a" hlculid, "b" hlculid) RETURNS bool
 IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_ne_wrapper';
+CREATE OPERATOR <> (
+    PROCEDURE = "hlculid_ne", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel
+);
+
+CREATE FUNCTION "hlculid_lt"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_lt_wrapper';
+CREATE OPERATOR < (
+    PROCEDURE = "hlculid_lt", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel
+);
+
+CREATE FUNCTION "hlculid_le"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_le_wrapper';
+CREATE OPERATOR <= (
+    PROCEDURE = "hlculid_le", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel
+);
+
+CREATE FUNCTION "hlculid_gt"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_gt_wrapper';
+CREATE OPERATOR > (
+    PROCEDURE = "hlculid_gt", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel
+);
+
+CREATE FUNCTION "hlculid_ge"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_ge_wrapper';
+CREATE OPERATOR >= (
+    PROCEDURE = "hlculid_ge", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel
+);
+
+CREATE FUNCTION "hlculid_cmp"("a" hlculid, "b" hlculid) RETURNS INT
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_cmp_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_gt_uuid"(
+-- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_eq_uuid"(
 	"a" hlculid, /* Hlculid */
 	"b" uuid /* Uuid */
 ) RETURNS bool /* bool */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_gt_uuid_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_eq_uuid_wrapper';
 
-CREATE OPERATOR > (
-	PROCEDURE="hlculid_gt_uuid",
+CREATE OPERATOR = (
+	PROCEDURE="hlculid_eq_uuid",
 	LEFTARG=hlculid, /* Hlculid */
 	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = <,
-	NEGATOR = <=,
-	RESTRICT = scalargtsel,
-	JOIN = scalargtjoinsel
+	COMMUTATOR = =,
+	NEGATOR = <>,
+	RESTRICT = eqsel,
+	JOIN = eqjoinsel
 );
 /* </end connected objects> */
 
@@ -1160,56 +1068,86 @@ COMMENT ON FUNCTION hlculid_backfill_update(regclass, text, oid[], text[], hlcul
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_eq_uuid"(
+CREATE  FUNCTION "hlculid_ge_uuid"(
 	"a" hlculid, /* Hlculid */
 	"b" uuid /* Uuid */
 ) RETURNS bool /* bool */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_eq_uuid_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_ge_uuid_wrapper';
 
-CREATE OPERATOR = (
-	PROCEDURE="hlculid_eq_uuid",
+CREATE OPERATOR >= (
+	PROCEDURE="hlculid_ge_uuid",
 	LEFTARG=hlculid, /* Hlculid */
 	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = =,
-	NEGATOR = <>,
-	RESTRICT = eqsel,
-	JOIN = eqjoinsel
+	COMMUTATOR = <=,
+	NEGATOR = <,
+	RESTRICT = scalargesel,
+	JOIN = scalargejoinsel
 );
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_at"(
-	"ts" timestamp with time zone /* TimestampWithTimeZone */
-) RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bytea"(
-	"b" bytea /* & [u8] */
+CREATE  FUNCTION "hlculid_from_uuidv7"(
+	"u" uuid /* pgrx :: Uuid */
 ) RETURNS hlculid /* Hlculid */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_hash_extended"(
+	"v" hlculid, /* Hlculid */
+	"seed" bigint /* i64 */
+) RETURNS bigint /* i64 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_counter"(
+	"id" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
 -- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_hash"(
+	"v" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_parts"(
+	"ts" timestamp with time zone, /* TimestampWithTimeZone */
+	"counter" INT, /* i32 */
+	"publisher" INT, /* i32 */
+	"random" bigint /* i64 */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid, /* Option < Hlculid > */
+	"allow_future" bool /* Option < bool > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1219,17 +1157,6 @@ CREATE  FUNCTION "hlculid_cluster_horizon"(
 VOLATILE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_cluster_horizon_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
-	"pid" INT,  /* Option < i32 > */
-	"transaction" bigint,  /* Option < i64 > */
-	"holds_at" hlculid  /* Hlculid */
-)
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1246,6 +1173,17 @@ AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
+	"pid" INT,  /* Option < i32 > */
+	"transaction" bigint,  /* Option < i64 > */
+	"holds_at" hlculid  /* Hlculid */
+)
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
@@ -1253,12 +1191,74 @@ AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_uuidv7"(
-	"u" uuid /* pgrx :: Uuid */
+CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid /* Option < Hlculid > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_clock_recover
+--   hlculid_clock_recover_allowing
+
+
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_gt_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_gt_uuid_wrapper';
+
+CREATE OPERATOR > (
+	PROCEDURE="hlculid_gt_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = <,
+	NEGATOR = <=,
+	RESTRICT = scalargtsel,
+	JOIN = scalargtjoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_bytea"(
+	"b" bytea /* & [u8] */
 ) RETURNS hlculid /* Hlculid */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_generate_at"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1735,6 +1735,21 @@ AS 'MODULE_PATHNAME', 'hlculid_ts_wrapper';
 
 /* <begin connected objects> */
 -- requires:
+--   hlculid_type
+--   hlculid_ts
+
+
+CREATE FUNCTION hlculid_decode(id hlculid,
+    OUT ts timestamptz, OUT counter int4, OUT publisher int4, OUT random int8)
+RETURNS record
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_decode_fast';
+
+CREATE CAST (hlculid AS timestamptz) WITH FUNCTION hlculid_ts(hlculid);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
 --   hlculid_opclasses
 --   introspect::hlculid_clock
 --   extract::hlculid_ts
@@ -1819,21 +1834,6 @@ AS $fn$
     SELECT pg_catalog.hlculid_advance_horizon(c.publisher, pg_catalog.hlculid_horizon_catch_up())
     FROM pg_catalog.hlculid_clock() c;
 $fn$;
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
---   hlculid_ts
-
-
-CREATE FUNCTION hlculid_decode(id hlculid,
-    OUT ts timestamptz, OUT counter int4, OUT publisher int4, OUT random int8)
-RETURNS record
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_decode_fast';
-
-CREATE CAST (hlculid AS timestamptz) WITH FUNCTION hlculid_ts(hlculid);
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -2117,6 +2117,117 @@ COMMENT ON FUNCTION hlculid_watermark(int4[]) IS 'smallest horizon of the publis
 COMMENT ON FUNCTION hlculid_read_below(anyelement, hlculid, hlculid, int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below a bound taken before the call (a horizon, a watermark), read by index with a later snapshot';
 COMMENT ON FUNCTION hlculid_read(anyelement, hlculid, int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below the horizon: a cursor reader that never misses a row';
 COMMENT ON FUNCTION hlculid_read_watermark(anyelement, hlculid, int4[], int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below the watermark of the publishers: a reader of many publishers that never misses a row';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_readers
+--   hlculid_cluster
+
+-- The reader of one key's rows (0.6.0): a tenant's events on a table keyed (tenant_id, id), the
+-- layout Citus recommends for multi-tenant data (distributed by tenant_id, colocated tables).
+-- Like hlculid_read, with `key_column = key_value` added: the key's rows after `after`, below the
+-- horizon (the cluster's for a table Citus manages, this server's for any other), in id order.
+-- The columns are named, checked in the catalog and quoted; the key's value and the bounds are
+-- parameters: no SQL is made from the values a caller passes. With the key column the table's
+-- distribution column, Citus runs the read on the one shard that holds the key (a router query).
+-- One source for the install script (through src/horizon/published.rs) and the 0.5.0 -> 0.6.0
+-- upgrade script.
+
+CREATE FUNCTION hlculid_read_key(table_row anyelement, key_column name, key_value anycompatible,
+                                 after pg_catalog.hlculid, max_rows int4 DEFAULT 1000,
+                                 id_column name DEFAULT 'id')
+RETURNS SETOF anyelement
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    rel regclass;
+    key_num int2;
+    key_type oid;
+    id_type regtype;
+    id_num int2;
+    base regtype;
+    h pg_catalog.hlculid;
+BEGIN
+    SELECT t.typrelid::regclass INTO rel FROM pg_catalog.pg_type t
+    WHERE t.oid = pg_catalog.pg_typeof($1) AND t.typrelid <> 0;
+    IF rel IS NULL THEN
+        RAISE EXCEPTION 'hlculid_read_key needs a row of the table to read, not a value of type %', pg_catalog.pg_typeof($1)
+            USING ERRCODE = 'wrong_object_type',
+                  HINT = 'Pass NULL cast to the table''s row type: hlculid_read_key(NULL::events, ''tenant_id'', $tenant, $last).';
+    END IF;
+    IF $3 IS NULL THEN
+        RAISE EXCEPTION 'hlculid_read_key cannot read the rows of a NULL key'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'key_value is the key whose rows to read, e.g. a tenant id.';
+    END IF;
+    IF $5 IS NULL OR $5 < 1 THEN
+        RAISE EXCEPTION 'hlculid_read_key cannot read % rows', coalesce($5::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'max_rows is 1 or more.';
+    END IF;
+    SELECT a.attnum, a.atttypid INTO key_num, key_type FROM pg_catalog.pg_attribute a
+    WHERE a.attrelid = rel AND a.attname = $2 AND a.attnum > 0 AND NOT a.attisdropped;
+    IF key_num IS NULL THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', $2, rel
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    SELECT a.atttypid::regtype, a.attnum INTO id_type, id_num FROM pg_catalog.pg_attribute a
+    WHERE a.attrelid = rel AND a.attname = $6 AND a.attnum > 0 AND NOT a.attisdropped;
+    IF id_type IS NULL THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', $6, rel
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    WITH RECURSIVE d(t, typtype, basetype) AS (
+        SELECT y.oid, y.typtype, y.typbasetype FROM pg_catalog.pg_type y WHERE y.oid = id_type
+        UNION ALL
+        SELECT y.oid, y.typtype, y.typbasetype FROM d JOIN pg_catalog.pg_type y ON y.oid = d.basetype
+        WHERE d.typtype = 'd')
+    SELECT d.t::regtype INTO base FROM d WHERE d.typtype <> 'd';
+    IF base IS DISTINCT FROM 'pg_catalog.hlculid'::regtype THEN
+        RAISE EXCEPTION 'column "%" of relation % is of type %, not hlculid', $6, rel, id_type
+            USING ERRCODE = 'datatype_mismatch';
+    END IF;
+    -- pages go by id > the last id read, within one key: (key, id) must be unique, through a
+    -- valid unique index on exactly these two columns (either order) or on the id alone, on no
+    -- expression and with no predicate; of a partitioned table, the parent's
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_index x
+                   WHERE x.indrelid = rel AND x.indisunique AND x.indisvalid
+                     AND x.indpred IS NULL AND x.indexprs IS NULL
+                     AND ((x.indnkeyatts = 1 AND x.indkey[0] = id_num)
+                          OR (x.indnkeyatts = 2 AND key_num <> id_num
+                              AND ((x.indkey[0] = key_num AND x.indkey[1] = id_num)
+                                   OR (x.indkey[0] = id_num AND x.indkey[1] = key_num))))) THEN
+        RAISE EXCEPTION 'relation % has no unique index on (%, %) or on % alone', rel, $2, $6, $6
+            USING ERRCODE = 'invalid_column_reference',
+                  DETAIL = 'hlculid_read_key pages by id after the last id read within one key: rows of that key that share an id with the last row of a page would be passed.',
+                  HINT = pg_catalog.format('Key the table on both: PRIMARY KEY (%I, %I).', $2, $6);
+    END IF;
+    IF EXISTS (SELECT FROM pg_catalog.pg_class c WHERE c.oid = rel AND c.relkind <> 'p')
+       AND EXISTS (SELECT FROM pg_catalog.pg_inherits i WHERE i.inhparent = rel) THEN
+        RAISE EXCEPTION 'relation % has inheritance children, which its unique index does not cover', rel
+            USING ERRCODE = 'invalid_column_reference',
+                  HINT = pg_catalog.format('Make %s a partitioned table, or read its rows by other means.', rel);
+    END IF;
+    IF pg_catalog.hlculid_citus_table(rel) THEN
+        h := pg_catalog.hlculid_cluster_horizon();
+    ELSE
+        h := pg_catalog.hlculid_horizon();
+    END IF;
+    IF h IS NULL THEN
+        RETURN;
+    END IF;
+    -- the key compared as the column's own type (format_type qualifies a type outside
+    -- pg_catalog), so that Citus prunes to the key's shard
+    RETURN QUERY EXECUTE pg_catalog.format(
+        'SELECT * FROM %s t WHERE t.%I OPERATOR(pg_catalog.=) $1::%s AND ($2 IS NULL OR t.%I OPERATOR(pg_catalog.>) $2) AND t.%I OPERATOR(pg_catalog.<) $3 ORDER BY t.%I USING OPERATOR(pg_catalog.<) LIMIT $4',
+        rel, $2, pg_catalog.format_type(key_type, NULL), $6, $6, $6)
+    USING $3, $4, h, $5;
+END
+$fn$;
+
+COMMENT ON FUNCTION hlculid_read_key(anyelement, name, anycompatible, hlculid, int4, name) IS 'the next rows of one key (a tenant) after an id, below the horizon (the cluster''s on Citus), in id order: a reader of one tenant''s events that never misses a row, a router query on a table distributed by the key';
 /* </end connected objects> */
 
 /* <begin connected objects> */

@@ -53,3 +53,9 @@ extension_sql_file!(
     name = "hlculid_horizon_grants",
     requires = ["hlculid_readers"],
 );
+
+extension_sql_file!(
+    "../../sql/src/read_key.sql",
+    name = "hlculid_read_key",
+    requires = ["hlculid_readers", "hlculid_cluster"],
+);

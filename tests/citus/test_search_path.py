@@ -10,6 +10,8 @@ aggregate, operator and cast of the extension, with the distributed table's row 
 `anyelement`, and every built-in the extension's SQL calls), and the entry points run twice: on
 the default path with every name qualified, and unqualified on `pg_catalog, pg_temp`."""
 
+import time
+
 import pytest
 from lookalikes import arm_generated, is_superuser, ran
 
@@ -94,9 +96,11 @@ def test_the_cluster_functions_run_nothing_a_database_owner_planted(citus, hosti
             other.execute(f"INSERT INTO {sp_events} (n) SELECT g FROM generate_series(1, 20) g")
             pending = su.execute("SELECT pg_catalog.hlculid_cluster_pending()").fetchone()[0]
             assert any(p.startswith("transaction ") for p in pending), pending
+            time.sleep(0.1)  # the value the worker keeps stopped: older than 50 ms now
             assert su.execute("SELECT pg_catalog.hlculid_cluster_horizon('50 ms')").fetchone()[0] is None
             other.commit()
         assert su.execute("SELECT pg_catalog.hlculid_cluster_horizon() IS NOT NULL").fetchone()[0] is True
+        assert su.execute("SELECT count(*) FROM hlculid.hlculid_cluster_nodes WHERE error IS NOT NULL").fetchone()[0] == 0
         # a prepared transaction named like Citus' on a worker, so the command that lists them
         # evaluates its expressions on a row (a name Citus' own recovery does not parse)
         w1 = citus.workers[0]
@@ -107,6 +111,7 @@ def test_the_cluster_functions_run_nothing_a_database_owner_planted(citus, hosti
         try:
             pending = su.execute("SELECT pg_catalog.hlculid_cluster_pending()").fetchone()[0]
             assert f"prepared {node}:citus_hlculid_sp" in pending, pending
+            time.sleep(0.1)  # the value the worker keeps stopped: older than 50 ms now
             assert su.execute("SELECT pg_catalog.hlculid_cluster_horizon('50 ms')").fetchone()[0] is None
         finally:
             w1.sql("ROLLBACK PREPARED 'citus_hlculid_sp'")
