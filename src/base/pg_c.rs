@@ -87,10 +87,15 @@ const _: () = {
 };
 
 /// `libpq-fe.h`: the client library, for the cluster horizon worker's connections to the other
-/// nodes of a Citus cluster (src/cluster_horizon.rs), as dblink and postgres_fdw link it.
-/// libpq's ABI is stable (`libpq.so.5`); the enums are C ints.
+/// nodes of a Citus cluster (src/horizon/cluster_worker.rs). Not linked: the worker loads
+/// PostgreSQL's own `libpqwalreceiver` (as a logical replication worker does), which brings the
+/// server's own libpq into the process's global scope, and takes these functions from there by
+/// name. So no backend has a libpq loaded by hlculid, and the worker's is the one the server was
+/// built with (a `libpq.so.5` found first on the library path may be older: postgres_fdw, loaded
+/// after it, then misses newer functions). libpq's ABI is stable; the enums are C ints.
 pub mod libpq {
-    use core::ffi::{c_char, c_int};
+    use core::ffi::{c_char, c_int, c_void};
+    use std::sync::OnceLock;
 
     #[repr(C)]
     pub struct PGconn {
@@ -106,23 +111,67 @@ pub mod libpq {
     /// `ExecStatusType`'s `PGRES_TUPLES_OK`.
     pub const PGRES_TUPLES_OK: c_int = 2;
 
-    #[link(name = "pq")]
     unsafe extern "C" {
-        pub fn PQconnectdb(conninfo: *const c_char) -> *mut PGconn;
-        pub fn PQstatus(conn: *const PGconn) -> c_int;
-        pub fn PQerrorMessage(conn: *const PGconn) -> *mut c_char;
-        pub fn PQfinish(conn: *mut PGconn);
-        pub fn PQsocket(conn: *const PGconn) -> c_int;
-        pub fn PQsendQuery(conn: *mut PGconn, query: *const c_char) -> c_int;
-        pub fn PQconsumeInput(conn: *mut PGconn) -> c_int;
-        pub fn PQisBusy(conn: *mut PGconn) -> c_int;
-        pub fn PQgetResult(conn: *mut PGconn) -> *mut PGresult;
-        pub fn PQresultStatus(res: *const PGresult) -> c_int;
-        pub fn PQresultErrorMessage(res: *const PGresult) -> *mut c_char;
-        pub fn PQntuples(res: *const PGresult) -> c_int;
-        pub fn PQnfields(res: *const PGresult) -> c_int;
-        pub fn PQgetvalue(res: *const PGresult, row: c_int, field: c_int) -> *mut c_char;
-        pub fn PQgetisnull(res: *const PGresult, row: c_int, field: c_int) -> c_int;
-        pub fn PQclear(res: *mut PGresult);
+        /// `dlfcn.h`; `RTLD_DEFAULT` is the null handle on glibc and the BSDs' ELF loaders.
+        fn dlsym(handle: *mut c_void, symbol: *const c_char) -> *mut c_void;
+    }
+
+    macro_rules! api {
+        ($($name:ident: fn($($arg:ty),*) -> $ret:ty;)*) => {
+            /// The functions, by name.
+            #[allow(non_snake_case)]
+            pub struct Api {
+                $(pub $name: unsafe extern "C" fn($($arg),*) -> $ret,)*
+            }
+
+            fn resolve() -> Result<Api, String> {
+                Ok(Api {
+                    $($name: {
+                        let name = concat!(stringify!($name), "\0");
+                        // SAFETY: a lookup in the process's global scope by a NUL-terminated name.
+                        let f = unsafe { dlsym(core::ptr::null_mut(), name.as_ptr().cast()) };
+                        if f.is_null() {
+                            return Err(format!("libpq's {} is not loaded", stringify!($name)));
+                        }
+                        // SAFETY: the symbol libpq exports under that name has this signature
+                        // (tests/c_decls/decls.c checks each against libpq-fe.h).
+                        unsafe { core::mem::transmute::<*mut c_void, unsafe extern "C" fn($($arg),*) -> $ret>(f) }
+                    },)*
+                })
+            }
+        };
+    }
+
+    api! {
+        PQconnectdb: fn(*const c_char) -> *mut PGconn;
+        PQstatus: fn(*const PGconn) -> c_int;
+        PQerrorMessage: fn(*const PGconn) -> *mut c_char;
+        PQfinish: fn(*mut PGconn) -> ();
+        PQsocket: fn(*const PGconn) -> c_int;
+        PQsendQuery: fn(*mut PGconn, *const c_char) -> c_int;
+        PQconsumeInput: fn(*mut PGconn) -> c_int;
+        PQisBusy: fn(*mut PGconn) -> c_int;
+        PQgetResult: fn(*mut PGconn) -> *mut PGresult;
+        PQresultStatus: fn(*const PGresult) -> c_int;
+        PQresultErrorMessage: fn(*const PGresult) -> *mut c_char;
+        PQntuples: fn(*const PGresult) -> c_int;
+        PQnfields: fn(*const PGresult) -> c_int;
+        PQgetvalue: fn(*const PGresult, c_int, c_int) -> *mut c_char;
+        PQgetisnull: fn(*const PGresult, c_int, c_int) -> c_int;
+        PQclear: fn(*mut PGresult) -> ();
+    }
+
+    static API: OnceLock<Result<Api, String>> = OnceLock::new();
+
+    /// libpq's functions, loaded on first use; the error is the sentence to log.
+    pub fn api() -> Result<&'static Api, &'static str> {
+        API.get_or_init(|| {
+            // SAFETY: loads a library of the server's own (raises if it cannot, as a logical
+            // replication worker would); called in a background worker, not in a transaction.
+            unsafe { pgrx::pg_sys::load_file(c"libpqwalreceiver".as_ptr(), false) };
+            resolve()
+        })
+        .as_ref()
+        .map_err(String::as_str)
     }
 }

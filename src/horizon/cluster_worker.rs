@@ -22,7 +22,7 @@
 //! its demand and wakes the worker), once a second otherwise.
 
 use crate::base::errors::{Condition, UserError};
-use crate::base::pg_c::libpq as pq;
+use crate::base::pg_c::libpq;
 use crate::base::settings;
 use crate::types::datum::Hlculid;
 use hlculid_core::Id;
@@ -205,6 +205,14 @@ fn citus_preloaded() -> bool {
         .any(|l| l.trim().trim_matches('"').rsplit('/').next() == Some("citus"))
 }
 
+/// libpq, which the worker loaded before its first connection (see `hlculid_cluster_horizon_main`).
+fn lib() -> &'static libpq::Api {
+    match libpq::api() {
+        Ok(api) => api,
+        Err(_) => stop(),
+    }
+}
+
 fn signals() -> &'static Signals {
     SIGNALS.get()
 }
@@ -242,7 +250,7 @@ struct Node {
     groupid: i32,
     host: String,
     port: i32,
-    conn: *mut pq::PGconn,
+    conn: *mut libpq::PGconn,
     retry_at: Option<Instant>,
 }
 
@@ -250,7 +258,7 @@ impl Node {
     fn disconnect(&mut self) {
         if !self.conn.is_null() {
             // SAFETY: a connection this worker opened and no longer uses.
-            unsafe { pq::PQfinish(self.conn) };
+            unsafe { (lib().PQfinish)(self.conn) };
             self.conn = std::ptr::null_mut();
         }
     }
@@ -315,6 +323,10 @@ pub extern "C-unwind" fn hlculid_cluster_horizon_main(_arg: pg_sys::Datum) {
         }
         stop();
     };
+    if let Err(e) = libpq::api() {
+        log!("hlculid: the cluster horizon worker cannot use libpq: {e}");
+        stop();
+    }
     BackgroundWorker::connect_worker_to_spi(Some(&database), None);
     pin_search_path();
     let user = BackgroundWorker::transaction(|| {
@@ -580,13 +592,13 @@ impl Worker {
                 let info = self.conninfo(&self.nodes[i]);
                 // SAFETY: a new connection from a NUL-terminated string; blocks at most
                 // connect_timeout (2 s).
-                let conn = unsafe { pq::PQconnectdb(info.as_ptr()) };
+                let conn = unsafe { (lib().PQconnectdb)(info.as_ptr()) };
                 // SAFETY: conn is a connection object (NULL only when out of memory).
-                if conn.is_null() || unsafe { pq::PQstatus(conn) } != pq::CONNECTION_OK {
+                if conn.is_null() || unsafe { (lib().PQstatus)(conn) } != libpq::CONNECTION_OK {
                     let e = conn_error(conn);
                     if !conn.is_null() {
                         // SAFETY: the failed connection object is freed.
-                        unsafe { pq::PQfinish(conn) };
+                        unsafe { (lib().PQfinish)(conn) };
                     }
                     self.nodes[i].retry_at = Some(Instant::now() + RECONNECT);
                     failed.get_or_insert((i, e));
@@ -596,7 +608,7 @@ impl Worker {
                 self.nodes[i].retry_at = None;
             }
             // SAFETY: an open connection with no query in progress; a static query.
-            if unsafe { pq::PQsendQuery(self.nodes[i].conn, ROUND_SQL.as_ptr()) } == 0 {
+            if unsafe { (lib().PQsendQuery)(self.nodes[i].conn, ROUND_SQL.as_ptr()) } == 0 {
                 let e = conn_error(self.nodes[i].conn);
                 self.nodes[i].disconnect();
                 failed.get_or_insert((i, e));
@@ -808,12 +820,12 @@ fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
-fn conn_error(conn: *const pq::PGconn) -> String {
+fn conn_error(conn: *const libpq::PGconn) -> String {
     if conn.is_null() {
         return "out of memory".into();
     }
     // SAFETY: the connection's own message, valid until its next call; copied.
-    let m = unsafe { CStr::from_ptr(pq::PQerrorMessage(conn)) };
+    let m = unsafe { CStr::from_ptr((lib().PQerrorMessage)(conn)) };
     let m = m.to_string_lossy().trim().replace('\n', " ");
     if m.is_empty() {
         "connection lost".into()
@@ -824,13 +836,13 @@ fn conn_error(conn: *const pq::PGconn) -> String {
 
 /// Reads the round's two results from a connection, waiting on its socket (and the latch) up to
 /// [`ANSWER_TIMEOUT`].
-fn collect(conn: *mut pq::PGconn) -> Result<Answer, String> {
+fn collect(conn: *mut libpq::PGconn) -> Result<Answer, String> {
     let deadline = Instant::now() + ANSWER_TIMEOUT;
     let mut results: Vec<Vec<Vec<Option<String>>>> = Vec::new();
     let mut error: Option<String> = None;
     loop {
         // SAFETY: an open connection with a query sent.
-        while unsafe { pq::PQisBusy(conn) } != 0 {
+        while unsafe { (lib().PQisBusy)(conn) } != 0 {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 return Err(format!("no answer within {} s", ANSWER_TIMEOUT.as_secs()));
@@ -844,7 +856,7 @@ fn collect(conn: *mut pq::PGconn) -> Result<Answer, String> {
                         | pg_sys::WL_SOCKET_READABLE
                         | pg_sys::WL_TIMEOUT
                         | pg_sys::WL_EXIT_ON_PM_DEATH) as i32,
-                    pq::PQsocket(conn),
+                    (lib().PQsocket)(conn),
                     left.as_millis().max(1) as core::ffi::c_long,
                     pg_sys::PG_WAIT_EXTENSION,
                 );
@@ -854,26 +866,26 @@ fn collect(conn: *mut pq::PGconn) -> Result<Answer, String> {
                         return Err("the worker is stopping".into());
                     }
                 }
-                if pq::PQconsumeInput(conn) == 0 {
+                if (lib().PQconsumeInput)(conn) == 0 {
                     return Err(conn_error(conn));
                 }
             }
         }
         // SAFETY: not busy: the next result is ready (or NULL at the end).
-        let res = unsafe { pq::PQgetResult(conn) };
+        let res = unsafe { (lib().PQgetResult)(conn) };
         if res.is_null() {
             break;
         }
         // SAFETY: a result of this connection, read then cleared.
         unsafe {
-            match pq::PQresultStatus(res) {
-                pq::PGRES_TUPLES_OK => {
-                    let rows = (0..pq::PQntuples(res))
+            match (lib().PQresultStatus)(res) {
+                libpq::PGRES_TUPLES_OK => {
+                    let rows = (0..(lib().PQntuples)(res))
                         .map(|r| {
-                            (0..pq::PQnfields(res))
+                            (0..(lib().PQnfields)(res))
                                 .map(|c| {
-                                    (pq::PQgetisnull(res, r, c) == 0).then(|| {
-                                        CStr::from_ptr(pq::PQgetvalue(res, r, c))
+                                    ((lib().PQgetisnull)(res, r, c) == 0).then(|| {
+                                        CStr::from_ptr((lib().PQgetvalue)(res, r, c))
                                             .to_string_lossy()
                                             .into_owned()
                                     })
@@ -884,14 +896,14 @@ fn collect(conn: *mut pq::PGconn) -> Result<Answer, String> {
                     results.push(rows);
                 }
                 _ => {
-                    let m = CStr::from_ptr(pq::PQresultErrorMessage(res))
+                    let m = CStr::from_ptr((lib().PQresultErrorMessage)(res))
                         .to_string_lossy()
                         .trim()
                         .replace('\n', " ");
                     error.get_or_insert(m);
                 }
             }
-            pq::PQclear(res);
+            (lib().PQclear)(res);
         }
     }
     if let Some(e) = error {

@@ -43,8 +43,10 @@ StaticAssertDecl(offsetof(SkipSupportData, decrement) == 16, "decrement");
 StaticAssertDecl(offsetof(SkipSupportData, increment) == 24, "increment");
 #endif
 
-/* libpq (src/pg_c.rs, mod libpq): the enums are C ints on the Rust side */
+/* libpq (src/base/pg_c.rs, mod libpq), taken by name with dlsym: the enums are C ints on the Rust side */
+#include <dlfcn.h>
 #include "libpq-fe.h"
+void	   *(*const check_dlsym) (void *, const char *) = dlsym;
 StaticAssertDecl(CONNECTION_OK == 0, "CONNECTION_OK");
 StaticAssertDecl(PGRES_TUPLES_OK == 2, "PGRES_TUPLES_OK");
 StaticAssertDecl(sizeof(ConnStatusType) == sizeof(int), "ConnStatusType");
