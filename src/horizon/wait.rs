@@ -539,13 +539,13 @@ fn consumer_check(read: &str) -> CString {
     CString::new(format!(
         "SELECT c.consumer IS NOT NULL, \
             EXISTS (SELECT FROM hlculid.hlculid_consumer_retries r \
-                    WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND NOT r.delivered \
+                    WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.delivered_in IS NULL \
                       AND r.due_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp()) \
             OR (CASE WHEN c.consumer IS NULL THEN false ELSE {read} END), \
             (SELECT pg_catalog.date_part('epoch'::pg_catalog.text, \
                      pg_catalog.min(r.due_at) OPERATOR(pg_catalog.-) pg_catalog.clock_timestamp()) \
              FROM hlculid.hlculid_consumer_retries r \
-             WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND NOT r.delivered) \
+             WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.delivered_in IS NULL) \
           FROM (SELECT) one LEFT JOIN hlculid.hlculid_consumer_positions c \
             ON c.consumer OPERATOR(pg_catalog.=) $1"
     ))

@@ -231,7 +231,7 @@ def test_a_failing_handler_retries_with_delay_then_parks_dead_letters_and_the_co
     parked = c.sql("SELECT e.n, d.attempts, d.last_error, d.relation::text FROM hlculid.hlculid_dead_letters d "
                    "JOIN ev e ON e.id = d.id WHERE d.consumer = 'f' ORDER BY e.n")
     assert parked == [(5, 3, "failed 5", "ev"), (17, 3, "failed 17", "ev"), (33, 3, "failed 33", "ev")]
-    assert c.one("SELECT count(*) FROM hlculid.hlculid_consumer_retries WHERE NOT delivered") == 0
+    assert c.one("SELECT count(*) FROM hlculid.hlculid_consumer_retries WHERE delivered_in IS NULL") == 0
     view = c.sql("SELECT pending_retries, dead_letters, position = (SELECT max(id) FROM ev) FROM hlculid.hlculid_consumers")
     assert view == [(0, 3, True)]
     # requeued with a fresh count: given again, handled now
@@ -511,3 +511,20 @@ def test_another_role_cannot_touch_a_consumer(c):
     with c.connect(user="bob") as b:
         assert b.execute("SELECT count(*) FROM hlculid.hlculid_consumers").fetchone()[0] == 2
     assert c.one("SELECT hlculid_consumer_drop('alices')") is True
+
+
+def test_a_second_call_in_the_consuming_transaction_keeps_a_retrys_count(c):
+    c.sql("INSERT INTO ev (n) VALUES (1), (2)")
+    c.sql("SELECT hlculid_consumer_create('k', 'ev', max_attempts => 2)")
+    one = c.one("SELECT id::text FROM ev WHERE n = 1")
+    with c.connect(autocommit=False) as conn:
+        assert [r[0] for r in conn.execute("SELECT n FROM hlculid_consume('k', NULL::ev, 1)")] == [1]
+        assert conn.execute("SELECT hlculid_consume_retry('k', %s::hlculid, '0 s')", (one,)).fetchone()[0] is True
+        conn.commit()
+        # the retry, then the next row in a second call of the same transaction: the retry given
+        # out by this transaction is not acknowledged yet, so its second failure is its last
+        assert [r[0] for r in conn.execute("SELECT n FROM hlculid_consume('k', NULL::ev, 1)")] == [1]
+        assert [r[0] for r in conn.execute("SELECT n FROM hlculid_consume('k', NULL::ev)")] == [2]
+        assert conn.execute("SELECT hlculid_consume_retry('k', %s::hlculid, '0 s')", (one,)).fetchone()[0] is False
+        conn.commit()
+    assert c.sql("SELECT id::text, attempts FROM hlculid.hlculid_dead_letters") == [(one, 2)]
