@@ -27,6 +27,8 @@
 //! | `horizons`, `horizon_publisher` | the `hlculid.hlculid_horizons` table's SQL and the readers; the workers writing this server's row |
 //! | `cluster` | readers on Citus: which tables Citus manages, what is pending |
 //! | `horizon::cluster_worker` | the Citus cluster horizon kept by a background worker; publisher ids checked across the nodes |
+//! | `horizon::wait` | waiting for rows on shared memory (`hlculid_wait`, `hlculid_consumer_wait`), woken as transactions that made ids end |
+//! | `horizon::consumers` | named consumers: their tables, `hlculid_consume`, retries, dead letters, the view |
 //! | `partitions`, `backfill` | time partitions; converting existing tables |
 //! | `table_owner` | the helpers that write a user's table, run as its owner (the partition helpers' and the backfill's entry points) |
 //! | `comments` | `COMMENT ON` the functions of 0.1.x |
@@ -77,6 +79,7 @@ pub extern "C-unwind" fn _PG_init() {
     clock::shared::init();
     horizon::slots::init();
     horizon::prepared::init();
+    horizon::wait::init();
     generate::xact_callbacks::register();
     clock::mark_writer::register();
     horizon::publisher::register();

@@ -696,9 +696,16 @@ impl Worker {
             }
             let (h, as_of) = (self.published, c.as_of);
             self.candidates.drain(..=ready);
-            let mut s = STATE.exclusive();
-            s.horizon = h;
-            s.as_of = as_of;
+            let moved = {
+                let mut s = STATE.exclusive();
+                let moved = s.horizon != h;
+                s.horizon = h;
+                s.as_of = as_of;
+                moved
+            };
+            if moved {
+                crate::horizon::wait::wake(); // hlculid_wait on a table Citus manages
+            }
         }
         STATE.exclusive().problem_node = 0;
         let horizon = answers.iter().map(|a| a.horizon).min().unwrap_or(0);

@@ -2,8 +2,10 @@
 
 pub mod cluster;
 pub mod cluster_worker;
+pub mod consumers;
 pub mod prepared;
 pub mod published;
 pub mod publisher;
 pub mod server;
 pub mod slots;
+pub mod wait;

@@ -364,3 +364,33 @@ def test_the_cluster_horizon_is_a_read_of_shared_state(citus):
     # a loose bound for a busy machine: the benchmark measures the rate (docs/performance.md)
     assert rate > 300, f"{rate:.0f} calls/s"
     assert after == before
+
+
+def test_a_wait_on_a_distributed_table_wakes_when_the_cluster_horizon_passes_a_row(citus):
+    """hlculid_wait on the coordinator, a row committed on a worker (its clock, its commit): the
+    worker keeping the cluster horizon wakes the waiter when the horizon passes the row, well
+    before the 250 ms backstop recheck."""
+    co, (w1, _) = citus.coordinator, citus.workers
+    make_table(co, "wake_events")
+    eventually(lambda: co.one("SELECT hlculid_cluster_horizon() IS NOT NULL"))
+    lags = []
+    for k in range(6):
+        last = co.one("SELECT coalesce(max(id), '000000000000-0000-0000-000000000000'::hlculid)::text FROM wake_events")
+        woke = {}
+
+        def waiter():
+            with co.connect() as c:
+                woke["ok"] = c.execute("SELECT hlculid_wait(NULL::wake_events, %s::hlculid, '5 s')", (last,)).fetchone()[0]
+                woke["at"] = time.perf_counter()
+
+        t = threading.Thread(target=waiter)
+        t.start()
+        time.sleep(0.3)  # the waiter sleeps
+        w1.sql("INSERT INTO wake_events (w, n) VALUES (9, %s)", (k,))
+        committed = time.perf_counter()
+        t.join(10)
+        assert woke.get("ok") is True, woke
+        lags.append(woke["at"] - committed)
+    lags.sort()
+    assert lags[len(lags) // 2] < 0.15, lags  # the median well under the 250 ms backstop
+    co.sql("DROP TABLE wake_events")
