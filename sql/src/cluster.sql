@@ -4,10 +4,11 @@
 -- worker since 0.6.0 (src/horizon/cluster_worker.rs), what it waits for listed here, live. Citus'
 -- functions are called at run time only (they are in pg_catalog when Citus is installed);
 -- without Citus hlculid_cluster_pending() is an error and hlculid_citus_table() is false. One
--- source for the install script (through src/cluster.rs) and the 0.4.0 -> 0.5.0 upgrade script.
+-- source for the install script (through src/horizon/cluster.rs) and the upgrade scripts (0.4.0 -> 0.5.0
+-- with CREATE, 0.5.0 -> 0.6.0 replaces both functions).
 
 -- Whether Citus manages the table (distributed, reference or Citus local).
-CREATE FUNCTION hlculid_citus_table(tbl regclass)
+CREATE OR REPLACE FUNCTION pg_catalog.hlculid_citus_table(tbl regclass)
 RETURNS bool
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -25,8 +26,10 @@ $fn$;
 
 -- What may still show an id on some node: the distributed transactions running on any node
 -- (Citus keeps a transaction's id until every node answered its COMMIT PREPARED) and the Citus
--- prepared transactions left on any node (a COMMIT PREPARED that failed, until recovery).
-CREATE FUNCTION hlculid_cluster_pending()
+-- prepared transactions left on any node (a COMMIT PREPARED that failed, until recovery). A gid
+-- is text any role picks: only gids of the exact form Citus gives its own count, and each node's
+-- come back as an array, never a string split again at spaces (0.6.0).
+CREATE OR REPLACE FUNCTION pg_catalog.hlculid_cluster_pending()
 RETURNS text[]
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -64,8 +67,9 @@ BEGIN
            string_agg(r.nodeid || ': ' || r.result, '; ') FILTER (WHERE NOT r.success)
     INTO nodes, gids, unreachable
     FROM pg_catalog.run_command_on_all_nodes(
-             $c$SELECT COALESCE(pg_catalog.string_agg(gid, ' '), '')
-                FROM pg_catalog.pg_prepared_xacts WHERE gid OPERATOR(pg_catalog.~~) 'citus\_%'$c$) r;
+             $c$SELECT COALESCE(pg_catalog.array_agg(gid), '{}')::pg_catalog.text
+                FROM pg_catalog.pg_prepared_xacts
+               WHERE gid OPERATOR(pg_catalog.~) '^citus_[0-9]+_[0-9]+_[0-9]+_[0-9]+$'$c$) r;
     IF unreachable IS NOT NULL THEN
         RAISE EXCEPTION 'hlculid_cluster_horizon() could not reach every node'
             USING ERRCODE = 'connection_failure', DETAIL = unreachable,
@@ -76,11 +80,10 @@ BEGIN
         UNION ALL
         SELECT 'prepared ' || n.nodeid || ':' || g
         FROM unnest(nodes, gids) n(nodeid, result),  -- ROWS FROM syntax: no qualified form
-             pg_catalog.unnest(pg_catalog.string_to_array(n.result, ' ')) g
-        WHERE g <> '') s;
+             pg_catalog.unnest(n.result::pg_catalog.text[]) g) s;
     RETURN coalesce(pending, '{}');
 END
 $fn$;
 
-COMMENT ON FUNCTION hlculid_citus_table(regclass) IS 'whether Citus manages the table (distributed, reference or Citus local); false without Citus';
-COMMENT ON FUNCTION hlculid_cluster_pending() IS 'the distributed transactions running and the Citus prepared transactions on any node: what hlculid_cluster_horizon() waits for';
+COMMENT ON FUNCTION pg_catalog.hlculid_citus_table(pg_catalog.regclass) IS 'whether Citus manages the table (distributed, reference or Citus local); false without Citus';
+COMMENT ON FUNCTION pg_catalog.hlculid_cluster_pending() IS 'the distributed transactions running and the Citus prepared transactions on any node: what hlculid_cluster_horizon() waits for';

@@ -280,11 +280,19 @@ struct Candidate {
     waits: Option<BTreeSet<String>>,
 }
 
-const ROUND_SQL: &CStr = c"SELECT pg_catalog.string_agg(pg_catalog.format('transaction %s:%s', t.initiator_node_identifier, t.transaction_number), ' ') FILTER (WHERE t.transaction_number OPERATOR(pg_catalog.<>) 0), \
-       pg_catalog.count(*) FILTER (WHERE t.transaction_number IS NULL), \
-       (SELECT pg_catalog.string_agg(pg_catalog.format('prepared %s:%s', (SELECT l.groupid FROM pg_catalog.pg_dist_local_group l), p.gid), ' ') \
-        FROM pg_catalog.pg_prepared_xacts p WHERE p.gid OPERATOR(pg_catalog.~~) 'citus\\_%') \
-  FROM pg_catalog.get_all_active_transactions() t; \
+/// The round's query. Its first statement lists what is pending on the node, one item a row
+/// (NULL: a distributed transaction hidden from the worker's role): never joined into one
+/// string, since a prepared transaction's gid is text any role picks (spaces included), and only
+/// gids of the exact form Citus gives its own (`citus_<group>_<pid>_<transaction>_<connection>`)
+/// count; anyone may prepare a transaction under another name, which Citus never commits.
+const ROUND_SQL: &CStr = c"SELECT CASE WHEN t.transaction_number IS NOT NULL \
+            THEN pg_catalog.format('transaction %s:%s', t.initiator_node_identifier, t.transaction_number) END \
+   FROM pg_catalog.get_all_active_transactions() t \
+  WHERE t.transaction_number IS DISTINCT FROM 0 \
+ UNION ALL \
+ SELECT pg_catalog.format('prepared %s:%s', (SELECT l.groupid FROM pg_catalog.pg_dist_local_group l), p.gid) \
+   FROM pg_catalog.pg_prepared_xacts p \
+  WHERE p.gid OPERATOR(pg_catalog.~) '^citus_[0-9]+_[0-9]+_[0-9]+_[0-9]+$'; \
 SELECT pg_catalog.hlculid_horizon_catch_up()::pg_catalog.text, c.publisher, \
        pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time())::pg_catalog.float8 \
   FROM pg_catalog.hlculid_clock() c";
@@ -328,11 +336,11 @@ pub extern "C-unwind" fn hlculid_cluster_horizon_main(_arg: pg_sys::Datum) {
         stop();
     }
     BackgroundWorker::connect_worker_to_spi(Some(&database), None);
-    pin_search_path();
+    pin_session();
     let user = BackgroundWorker::transaction(|| {
         // SAFETY: a catalog lookup of this backend's own user, in a transaction; copied.
         unsafe {
-            CStr::from_ptr(pg_sys::GetUserNameFromId(pg_sys::GetUserId(), false))
+            CStr::from_ptr(pg_sys::GetUserNameFromId(pg_sys::GetSessionUserId(), false))
                 .to_string_lossy()
                 .into_owned()
         }
@@ -407,19 +415,50 @@ fn reload_config() {
     unsafe { pg_sys::ProcessConfigFile(pg_sys::GucContext::PGC_SIGHUP) };
 }
 
-/// Only `pg_catalog` (then `pg_temp`) is searched in the worker's own session: it runs as the
-/// bootstrap superuser in a database whose owner may own `public`.
-fn pin_search_path() {
-    // SAFETY: sets a GUC by its C name and a fixed value in a connected backend.
-    unsafe {
-        pg_sys::SetConfigOption(
-            c"search_path".as_ptr(),
-            c"pg_catalog, pg_temp".as_ptr(),
-            pg_sys::GucContext::PGC_SUSET,
-            pg_sys::GucSource::PGC_S_SESSION,
-        );
+/// The worker's own session runs as the bootstrap superuser in a database whose owner may own
+/// `public` and may `ALTER DATABASE ... SET` any setting a user may set: only `pg_catalog` (then
+/// `pg_temp`) is searched, and the role (the user it connects to the nodes as is read after
+/// this), read-only transactions and timeouts are pinned, as the horizon publisher does
+/// (src/horizon/publisher.rs). The connections to the nodes pin the same: [`SESSION_OPTIONS`].
+fn pin_session() {
+    for (name, value) in [
+        (c"search_path", c"pg_catalog, pg_temp"),
+        (c"role", c"none"),
+        (c"default_transaction_read_only", c"off"),
+        (c"default_transaction_isolation", c"read committed"),
+        (c"statement_timeout", c"0"),
+        (c"lock_timeout", c"0"),
+        (c"idle_in_transaction_session_timeout", c"0"),
+        (TRANSACTION_TIMEOUT.0, c"0"),
+    ] {
+        // SAFETY: sets a GUC by its C name and a fixed value (NUL-terminated statics) in a
+        // connected backend; these values are valid on every major.
+        unsafe {
+            pg_sys::SetConfigOption(
+                name.as_ptr(),
+                value.as_ptr(),
+                pg_sys::GucContext::PGC_SUSET,
+                pg_sys::GucSource::PGC_S_SESSION,
+            );
+        }
     }
 }
+
+/// The settings every connection to a node pins in its startup packet (`options`), above what
+/// the node's database owner set with `ALTER DATABASE ... SET` or `ALTER ROLE ... SET` (a
+/// client's option wins over both): a `role` there would make the worker's queries run as that
+/// role; read-only transactions or short timeouts would stop the rounds. Written as libpq
+/// reads `options` inside a quoted conninfo value: a space in a value is `\\ `.
+const SESSION_OPTIONS: &str = "-c search_path=pg_catalog,pg_temp -c role=none \
+     -c default_transaction_read_only=off -c default_transaction_isolation=read\\\\ committed \
+     -c statement_timeout=0 -c lock_timeout=0 -c idle_in_transaction_session_timeout=0";
+
+/// `transaction_timeout` (17 and later; every node of a cluster runs the same major): the name
+/// pinned in the worker's session (before 17 `statement_timeout` again) and the option.
+#[cfg(any(feature = "pg17", feature = "pg18"))]
+const TRANSACTION_TIMEOUT: (&CStr, &str) = (c"transaction_timeout", " -c transaction_timeout=0");
+#[cfg(not(any(feature = "pg17", feature = "pg18")))]
+const TRANSACTION_TIMEOUT: (&CStr, &str) = (c"statement_timeout", "");
 
 struct Worker {
     database: String,
@@ -566,13 +605,14 @@ impl Worker {
         };
         let extra = settings::cluster_horizon_conninfo().unwrap_or_default();
         let s = format!(
-            "{} {} host={} port={} dbname={} user={} connect_timeout=2 application_name='hlculid cluster horizon' options='-c search_path=pg_catalog,pg_temp'",
+            "{} {} host={} port={} dbname={} user={} connect_timeout=2 application_name='hlculid cluster horizon' options='{SESSION_OPTIONS}{}'",
             citus.unwrap_or_default(),
             extra,
             quote(&n.host),
             n.port,
             quote(&self.database),
             quote(&self.user),
+            TRANSACTION_TIMEOUT.1,
         );
         CString::new(s.replace('\0', "")).unwrap_or_default()
     }
@@ -924,15 +964,16 @@ fn collect(conn: *mut libpq::PGconn) -> Result<Answer, String> {
             .and_then(Option::as_ref)
     };
     let bad = || "an answer the worker does not understand".to_string();
-    let mut pending: Vec<String> = Vec::new();
-    for col in [0, 2] {
-        if let Some(v) = field(0, col) {
-            // "transaction N:M" / "prepared G:gid" items, space-separated pairs of words
-            let words: Vec<&str> = v.split(' ').collect();
-            pending.extend(words.chunks(2).map(|w| w.join(" ")));
-        }
-    }
-    let hidden = field(0, 1).and_then(|v| v.parse().ok()).ok_or_else(bad)?;
+    // one item a row, "transaction N:M" or "prepared G:gid"; NULL: a hidden transaction
+    let items = results.first().ok_or_else(bad)?;
+    let hidden = items
+        .iter()
+        .filter(|row| row.first().is_none_or(Option::is_none))
+        .count() as i64;
+    let pending: Vec<String> = items
+        .iter()
+        .filter_map(|row| row.first().cloned().flatten())
+        .collect();
     let horizon_text = field(1, 0).ok_or_else(bad)?;
     let horizon = horizon_text.parse::<Id>().map_err(|_| bad())?.to_u128();
     let publisher = field(1, 1).and_then(|v| v.parse().ok()).ok_or_else(bad)?;
