@@ -29,10 +29,15 @@ def ensure_role(node, name):
              f"THEN CREATE ROLE {name} LOGIN; END IF; END$$")
 
 
+def drop_role(nodes, name):
+    for n in nodes:
+        n.sql(f"SET citus.enable_ddl_propagation = off; DROP ROLE IF EXISTS {name}")
+
+
 def test_a_gid_with_a_space_does_not_let_the_horizon_pass_a_pending_prepared_transaction(citus, via_proxy):
     co, w1 = citus.coordinator, citus.workers[0]
-    ensure_role(co, "mallory")
-    ensure_role(w1, "mallory")
+    ensure_role(co, "gid_mallory")
+    ensure_role(w1, "gid_mallory")
     co.sql("DROP TABLE IF EXISTS sec_events")
     make_table(co, "sec_events")
     # rounds every 100 ms: the worker keeps at most 256 candidates (then replaces the newest), and
@@ -42,7 +47,7 @@ def test_a_gid_with_a_space_does_not_let_the_horizon_pass_a_pending_prepared_tra
     co.sql("ALTER SYSTEM SET hlculid.cluster_horizon_interval = 100")
     co.sql("SELECT pg_reload_conf()")
     # mallory: one prepared transaction before the victim's (slot 0 of the prepared array)
-    m1 = w1.connect(user="mallory", autocommit=False)
+    m1 = w1.connect(user="gid_mallory", autocommit=False)
     m1.execute("SELECT 1")
 
     def tick():  # any role may call it: the worker's rounds stay frequent, one between steps
@@ -66,10 +71,10 @@ def test_a_gid_with_a_space_does_not_let_the_horizon_pass_a_pending_prepared_tra
     co.sql("SELECT hlculid_generate()")
     # mallory: a gid with a space (after the victim's), then frees slot 0: hers moves before it
     tick()
-    m2 = w1.connect(user="mallory", autocommit=False)
+    m2 = w1.connect(user="gid_mallory", autocommit=False)
     m2.execute("SELECT 1")
     m2.execute("PREPARE TRANSACTION 'citus_m x'")
-    w1.sql("ROLLBACK PREPARED 'citus_m1'", user="mallory")
+    w1.sql("ROLLBACK PREPARED 'citus_m1'", user="gid_mallory")
     tick()
     h = co.one("SELECT hlculid_cluster_horizon('10 s')::text")
     still = [g for (g,) in w1.sql("SELECT gid FROM pg_prepared_xacts WHERE gid ~ %s", (CITUS_GID,))]
@@ -87,6 +92,9 @@ def test_a_gid_with_a_space_does_not_let_the_horizon_pass_a_pending_prepared_tra
         co.sql("SELECT recover_prepared_transactions()")
         co.sql("ALTER SYSTEM RESET hlculid.cluster_horizon_interval")
         co.sql("SELECT pg_reload_conf()")
+        m1.close()
+        m2.close()
+        drop_role([co, *citus.workers], "gid_mallory")
     eventually(lambda: co.one("SELECT hlculid_cluster_horizon() > %s::hlculid", (max(ids),)), timeout=30)
     assert set(ids) <= read_all(co, "sec_events")
     co.sql("DROP TABLE sec_events")
@@ -94,7 +102,7 @@ def test_a_gid_with_a_space_does_not_let_the_horizon_pass_a_pending_prepared_tra
 
 # What a node's database owner may set for every session in their database (the owner may set any
 # setting a user may; a superuser runs them here, with the same effect).
-HOSTILE = {"role": "mallory", "statement_timeout": "1ms", "lock_timeout": "1ms",
+HOSTILE = {"role": "owner_mallory", "statement_timeout": "1ms", "lock_timeout": "1ms",
            "default_transaction_read_only": "on"}
 
 
@@ -106,7 +114,7 @@ def test_a_node_owners_session_settings_do_not_reach_the_worker(citus):
     to the nodes, opened again, stay the role they connected as, and the horizon moves."""
     nodes = [citus.coordinator, *citus.workers]
     for n in nodes:
-        ensure_role(n, "mallory")
+        ensure_role(n, "owner_mallory")
     # sessions opened before the settings: the settings apply to sessions that start later
     admin = [n.connect() for n in nodes]
     for conn in admin:  # each node's own setting (Citus would send it on, or refuse it on a worker)
@@ -128,7 +136,7 @@ def test_a_node_owners_session_settings_do_not_reach_the_worker(citus):
         for n in nodes[1:]:
             with psycopg.connect(host=str(n.dir), port=n.port, user="postgres", dbname="postgres",
                                  options="-c statement_timeout=0") as c:
-                assert c.execute("SELECT current_user").fetchone()[0] == "mallory"
+                assert c.execute("SELECT current_user").fetchone()[0] == "owner_mallory"
         started = co.execute("SELECT now()").fetchone()[0]
         # the coordinator's worker starts again (its own session takes the database's settings),
         # and every worker's connections to the nodes are opened again
@@ -155,3 +163,4 @@ def test_a_node_owners_session_settings_do_not_reach_the_worker(citus):
             for name in HOSTILE:
                 conn.execute(f"ALTER {target} RESET {name}")
             conn.close()
+        drop_role(nodes, "owner_mallory")

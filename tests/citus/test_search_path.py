@@ -101,20 +101,21 @@ def test_the_cluster_functions_run_nothing_a_database_owner_planted(citus, hosti
             other.commit()
         assert su.execute("SELECT pg_catalog.hlculid_cluster_horizon() IS NOT NULL").fetchone()[0] is True
         assert su.execute("SELECT count(*) FROM hlculid.hlculid_cluster_nodes WHERE error IS NOT NULL").fetchone()[0] == 0
-        # a prepared transaction named like Citus' on a worker, so the command that lists them
-        # evaluates its expressions on a row (a name Citus' own recovery does not parse)
+        # a prepared transaction named as Citus names its own on a worker, so the command that
+        # lists them evaluates its expressions on a row (group 99: no node's, so Citus' own
+        # recovery leaves it alone)
         w1 = citus.workers[0]
         node = co.one("SELECT nodeid FROM pg_dist_node WHERE nodeport = %s", (w1.port,))
         with w1.connect(autocommit=False) as p:
             p.execute("SELECT 1")
-            p.execute("PREPARE TRANSACTION 'citus_hlculid_sp'")
+            p.execute("PREPARE TRANSACTION 'citus_99_1_1_1'")
         try:
             pending = su.execute("SELECT pg_catalog.hlculid_cluster_pending()").fetchone()[0]
-            assert f"prepared {node}:citus_hlculid_sp" in pending, pending
+            assert f"prepared {node}:citus_99_1_1_1" in pending, pending
             time.sleep(0.1)  # the value the worker keeps stopped: older than 50 ms now
             assert su.execute("SELECT pg_catalog.hlculid_cluster_horizon('50 ms')").fetchone()[0] is None
         finally:
-            w1.sql("ROLLBACK PREPARED 'citus_hlculid_sp'")
+            w1.sql("ROLLBACK PREPARED 'citus_99_1_1_1'")
     for n in hostile:
         assert ran(n) == [], n.port
     assert not any(is_superuser(n, "mallory") for n in hostile)
