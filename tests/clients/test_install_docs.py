@@ -1,7 +1,7 @@
 """Every client install command the docs give, run as written, each in a fresh environment: the
 lines of docs/clients.md, docs/install.md, clients/python/README.md, clients/node/README.md and
-core/README.md that start with `pip install`, `npm install` or `cargo add`, and every
-`hlculid-core = { ... }` dependency line. `/path/to/hlculid` is a copy of the checkout's clients
+core/README.md that start with `pip install`, `npm install` or `cargo add`, such commands in
+inline code (a table's cell, a sentence), and every `hlculid-core = { ... }` dependency line. `/path/to/hlculid` is a copy of the checkout's clients
 and crate; a package file (`./hlculid-X.Y.Z...`) is the one make package writes. A line this test
 does not know how to run fails it, so a command added to the docs is run or the test says so (a
 registry form such as `pip install hlculid` before the package is published, for one).
@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGES = ["docs/clients.md", "docs/install.md", "clients/python/README.md", "clients/node/README.md",
          "core/README.md"]
 COMMAND = re.compile(r"^\s*((?:pip install|npm install|cargo add)\s.*?)\s*(?:#.*)?$")
+INLINE = re.compile(r"`((?:pip install|npm install|cargo add)\s[^`]*)`")
 DEPENDENCY = re.compile(r"^\s*(hlculid-core = \{.*\})\s*(?:#.*)?$")
 PLACEHOLDER = "/path/to/hlculid"
 VERSION = next(line.split('"')[1] for line in (ROOT / "Cargo.toml").read_text().splitlines()
@@ -41,6 +42,8 @@ def documented():
                 found.append((f"{page}:{n}", m.group(1).split()[0], m.group(1)))
             elif m := DEPENDENCY.match(line):
                 found.append((f"{page}:{n}", "dependency", m.group(1)))
+            else:
+                found += [(f"{page}:{n}", c.split()[0], c) for c in INLINE.findall(line)]
     return found
 
 
