@@ -22,6 +22,11 @@ BEGIN
   END IF;
 END $$;
 
+-- == comments ==
+-- 0.5.0 gave hlculid_acting_as_owner no comment (every function a user calls has one since:
+-- tests/integration/test_docs.py).
+COMMENT ON FUNCTION pg_catalog.hlculid_acting_as_owner(pg_catalog.oid) IS 'internal: whether the current user is the owner of the table inside a security-restricted operation (what the partition helpers'' and the backfill''s bodies check)';
+
 -- == the holders' lag, from each holder's first id ==
 -- 0.5.0's lag ran from the clock's value at the transaction's start, which on an idle server is
 -- the last id made, long before (docs/monitoring.md). hlculid_horizon_holds() keeps its shape.
