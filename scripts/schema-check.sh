@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The install script of a version is one committed file, sql/hlculid--VERSION.sql, the same text
 # on every PostgreSQL major (what differs by major is decided by the library, or by the guarded
-# step in src/ops.rs). pgrx generates the SQL from the code, in an order that changes from run to
+# step in src/types/ops.rs). pgrx generates the SQL from the code, in an order that changes from run to
 # run: this check fails unless, on every supported major, the generated script holds exactly the
 # objects of the committed one. Released SQL never changes (later versions ship
 # sql/hlculid--A--B.sql upgrade scripts), so for a released version this also catches any code

@@ -50,43 +50,15 @@ macro_rules! v1_function_info {
     };
 }
 
-mod backend_local;
-mod backfill;
-mod bigint;
-mod cluster;
+mod base;
+mod clock;
 mod comments;
-mod datum;
-mod errors;
-mod extract;
 mod generate;
-mod generate_at;
-mod generate_tx;
 mod horizon;
-mod horizon_publisher;
-mod horizon_slots;
-mod horizons;
-mod introspect;
-mod io;
-mod mark_writer;
-mod mask;
-mod observe;
-mod ops;
-mod ops_uuid;
-mod partitions;
-mod pg_c;
-mod prepared_holds;
-mod record;
-mod recover;
-mod server_clock;
-mod settings;
-mod shmem;
-mod table_owner;
-mod timestamps;
-mod uuidv7;
-mod window;
-mod xact_callbacks;
+mod tables;
+mod types;
 
-pub use datum::Hlculid;
+pub use types::datum::Hlculid;
 
 pgrx::pg_module_magic!(name, version);
 
@@ -95,18 +67,18 @@ pgrx::pg_module_magic!(name, version);
 /// shared clock and the high-water mark writer.
 #[pgrx::pg_guard]
 pub extern "C-unwind" fn _PG_init() {
-    errors::no_backtraces();
+    base::errors::no_backtraces();
     // SAFETY: a flag PostgreSQL sets before loading preloaded libraries; read-only here.
     if unsafe { !pgrx::pg_sys::process_shared_preload_libraries_in_progress } {
         return;
     }
-    settings::define();
-    shmem::init();
-    horizon_slots::init();
-    prepared_holds::init();
-    xact_callbacks::register();
-    mark_writer::register();
-    horizon_publisher::register();
+    base::settings::define();
+    clock::shared::init();
+    horizon::slots::init();
+    horizon::prepared::init();
+    generate::xact_callbacks::register();
+    clock::mark_writer::register();
+    horizon::publisher::register();
 }
 
 #[cfg(any(test, feature = "pg_test"))]

@@ -183,7 +183,7 @@ STEPS = [
          {"quick": "fuzz at 50,000 inputs per target (`HLCULID_FUZZ_CASES`)",
           "full": "fuzz at 1,000,000 inputs per target"}),
     Step("C declarations against each major's headers", "after", "scripts/check-c-decls.sh {majors}", "once", "once",
-         "the C declarations of `src/pg_c.rs` against every major's server headers (`scripts/check-c-decls.sh`)"),
+         "the C declarations of `src/base/pg_c.rs` against every major's server headers (`scripts/check-c-decls.sh`)"),
     Step("release script (scratch clone)", "after", "scripts/release-test.sh", "once", "once",
          "the release script's test in a scratch clone (`scripts/release-test.sh`: a fake release and bump, "
          "its schema check on the SQL the builds generated)"),

@@ -1,4 +1,4 @@
-"""Prepared transactions hold the horizon exactly, wherever they go (src/prepared_holds.rs): across
+"""Prepared transactions hold the horizon exactly, wherever they go (src/horizon/prepared/mod.rs): across
 a clean restart, `-m immediate` and kill -9 of the postmaster with the wall clock stepped back
 across it, whoever asks first; on a standby started before or after the PREPARE and promoted, with
 the holders view queried during recovery; a hold whose xid is 2^32 old is ended, not revived by a
