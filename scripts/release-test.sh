@@ -59,6 +59,13 @@ in_scratch_copy() { # in_scratch_copy COMMAND...: run on a throwaway copy of the
 python3 tools/release_steps.py docs-name "$v"
 commit "docs name $v"
 
+# -- --publish-plan (offline: no registry is asked here)
+publish_plan_names_the_files() {
+  out=$(scripts/release.sh --publish-plan --offline) && grep -qF "twine upload target/package/hlculid-$v-py3-none-any.whl" <<<"$out" \
+    && grep -qF "npm publish target/package/hlculid-$v.tgz --access public" <<<"$out" && grep -qF "cargo publish -p hlculid-core" <<<"$out"
+}
+expect_ok "--publish-plan prints the upload commands with make package's files" publish_plan_names_the_files
+
 # -- check-versions.sh
 expect_ok "check-versions passes on a consistent tree" scripts/check-versions.sh
 mkdir -p docs/upgrading
@@ -165,6 +172,10 @@ if out=$(scripts/release.sh --bump "$next" 2>&1); then
     && ok "docs/: artifact names moved, upgrade-script prose kept" || bad "docs/ rewrite"
   grep -q '"release_status": "unstable"' META.json && grep -q "\"file\": \"sql/hlculid--$next.sql\"" META.json \
     && ok "META.json: unstable, the new install script" || bad "META.json after the bump"
+  ! ls sql/src/upgrade/*--"$v".sql.in >/dev/null 2>&1 && ok "the bump retires the template of the released $v" \
+    || bad "the bump retires the template of the released $v"
+  expect_fail "a template of a released version" "retire it" in_scratch_copy sh -c \
+    "cp sql/src/upgrade/$v--$next.sql.in sql/src/upgrade/0.0.1--$v.sql.in && scripts/gen-sql.sh --check"
   [ -f "sql/src/upgrade/$v--$next.sql.in" ] && ok "the bump opens the template sql/src/upgrade/$v--$next.sql.in" \
     || bad "the bump opens the template sql/src/upgrade/$v--$next.sql.in"
   grep -q "^--@include skipsupport.sql" "sql/src/upgrade/$v--$next.sql.in" 2>/dev/null \

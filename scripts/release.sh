@@ -16,7 +16,9 @@
 #                                     sql/hlculid--VERSION.sql into sql/released/ (as 0.3.0 was
 #                                     when 0.4.0 began: tests/integration/test_upgrade.py installs
 #                                     every frozen version and upgrades it, and wants the current
-#                                     version not frozen), opens the template
+#                                     version not frozen), retires the template of the upgrade
+#                                     script to VERSION (removed: the script is frozen, and
+#                                     gen-sql.sh refuses a released version's template), opens the template
 #                                     sql/src/upgrade/VERSION--NEXT.sql.in (the guard line and the
 #                                     skip-support step every upgrade script repeats) and generates
 #                                     sql/hlculid--VERSION--NEXT.sql from it (gen-sql.sh), starts sql/hlculid--NEXT.sql as a copy (the
@@ -26,21 +28,29 @@
 #                                     META.json, the artifact names and claims of the version in
 #                                     the docs (tools/versions.py), and
 #                                     opens CHANGELOG's `## NEXT (unreleased)` section
+#   scripts/release.sh --publish-plan [--offline]
+#                                     what publishing the clients of the current version takes,
+#                                     for whoever holds the registry accounts (tools/publish_plan.py):
+#                                     each name asked of crates.io, PyPI and npm with their own
+#                                     clients (free, taken, or not checked and why), the metadata
+#                                     missing or still placeholders, the exact commands; uploads nothing
 # Options: --no-build (VERSION: skip the two builds above; the script's own test uses it),
 #          --allow-dirty (VERSION: release from a tree with uncommitted changes; tests only).
 # Release steps in full (docs/_incoming/release.md, "Releasing"): scripts/release.sh X.Y.Z;
-# review and commit; make package; make dist; cargo publish -p hlculid-core; tag vX.Y.Z;
+# review and commit; make package; make dist; the commands of --publish-plan; tag vX.Y.Z;
 # upload the zip to PGXN; then scripts/release.sh --bump X.Y.(Z+1) and commit.
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 cd "$REPO"
 root=$PWD
 
-mode= target= build=1 dirty=0
+mode= target= build=1 dirty=0 offline=
 while [ $# -gt 0 ]; do
   case "$1" in
     --check) mode=check ;;
     --bump) mode=bump target=${2:?--bump NEXT}; shift ;;
+    --publish-plan) mode=publish ;;
+    --offline) offline=--offline ;;
     --no-build) build=0 ;;
     --allow-dirty) dirty=1 ;;
     -*) echo "release: unknown option $1" >&2; exit 2 ;;
@@ -104,6 +114,8 @@ check)
 
 release)
   checks "$target"
+  # the section being released: one line per change, each with its docs link (tools/changelog.py)
+  python3 tools/changelog.py --release "$root" >&2 || problem "CHANGELOG.md's $target section is not ready (above)"
   if [ $dirty = 0 ] && [ -n "$(git status --porcelain)" ]; then problem "the tree has uncommitted changes"; fi
   if [ $fail = 0 ] && [ $build = 1 ]; then
     scripts/schema-check.sh || problem "sql/hlculid--$target.sql is not what the code generates (above)"
@@ -117,11 +129,16 @@ release)
   cat <<STEPS
 Left to do, in order:
   git commit -am "Release $target"
-  make package && make dist && cargo publish -p hlculid-core
+  make package && make dist
+  scripts/release.sh --publish-plan          # the registries: names, metadata, the exact upload commands
   git tag v$target && git push --tags        # the tag freezes sql/hlculid--$target.sql for ever
   upload target/dist/hlculid-$target.zip to PGXN (https://manager.pgxn.org/)
   scripts/release.sh --bump <next>  &&  git commit -am "<next> begins"
 STEPS
+  ;;
+
+publish)
+  python3 tools/publish_plan.py --root "$root" $offline "$current"
   ;;
 
 bump)
@@ -141,6 +158,11 @@ bump)
     mv "sql/hlculid--$current.sql" sql/released/
   fi
   cp "sql/released/hlculid--$current.sql" "sql/hlculid--$next.sql"
+  # The released upgrade script's template retires with it (git history keeps it).
+  for tpl in sql/src/upgrade/*--"$current".sql.in; do
+    [ -e "$tpl" ] || continue
+    if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then git rm -q "$tpl"; else rm "$tpl"; fi
+  done
   # the upgrade template, NEXT in every place that names the version, the CHANGELOG section
   python3 tools/release_steps.py bump "$prev" "$current" "$next"
   scripts/gen-sql.sh >/dev/null || { echo "release: scripts/gen-sql.sh failed (above)" >&2; exit 1; }

@@ -47,7 +47,7 @@ pub(super) fn carry_over(h: &'static Header) {
     for xid in xids {
         let full = xids::widen(next, xid as u32);
         if !held.contains(&full) {
-            table::put(full, floor);
+            table::put(full, floor, 0);
             files::write_file(full, floor);
         }
     }

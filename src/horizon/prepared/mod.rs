@@ -11,6 +11,10 @@
 //!    that follows it: crash recovery and every standby replay it into the same hold and file, so
 //!    a standby promoted with the primary's transactions still prepared holds the horizon for them.
 //!
+//! Each hold also keeps when its transaction made its first id (the slot's time), for the holders'
+//! `lag`; a hold reloaded from its file at a start has none (0), and the view falls back on the
+//! time of the PREPARE.
+//!
 //! A hold ends when its transaction is no longer in progress (COMMIT or ROLLBACK PREPARED, on
 //! whichever server): a reader that finds it so clears it and its file under the exclusive lock,
 //! never during recovery. FullTransactionIds make a hold older than the xid horizon count as
@@ -37,11 +41,12 @@ pub fn init() {
     wal::register();
 }
 
-/// At `PRE_PREPARE` of a transaction that may have taken values from `lowest` on: its hold, made
-/// durable and logged before the PREPARE completes. A transaction without an xid wrote nothing,
-/// so nothing of it can become visible: no hold. With `max_prepared_transactions = 0` nothing is
-/// done: PostgreSQL refuses the PREPARE itself right after, with its own message.
-pub fn take(lowest: u64) {
+/// At `PRE_PREPARE` of a transaction that may have taken values from `lowest` on, since the
+/// TimestampTz `since`: its hold, made durable and logged before the PREPARE completes. A
+/// transaction without an xid wrote nothing, so nothing of it can become visible: no hold. With
+/// `max_prepared_transactions = 0` nothing is done: PostgreSQL refuses the PREPARE itself right
+/// after, with its own message.
+pub fn take(lowest: u64, since: i64) {
     if table::max_holds() == 0 {
         return;
     }
@@ -50,12 +55,12 @@ pub fn take(lowest: u64) {
     if full_xid == 0 {
         return;
     }
-    table::put(full_xid, lowest);
+    table::put(full_xid, lowest, since);
     files::write_file(full_xid, lowest);
-    wal::log(full_xid, lowest);
+    wal::log(full_xid, lowest, since);
 }
 
-/// The holds of prepared transactions still in progress: (full xid, lowest value). Holds of
+/// The holds of prepared transactions still in progress: (full xid, lowest value, since). Holds of
 /// ended transactions are cleared here, with their files (not during recovery: the standby's
 /// holds stay until the transactions' ends are replayed and a reader of the promoted server, or
 /// replay needing room, clears them).

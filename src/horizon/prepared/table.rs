@@ -7,17 +7,18 @@ use crate::base::errors::{Condition, UserError};
 use crate::clock::shared;
 use pgrx::prelude::*;
 use pgrx::{pg_shmem_init, PgLwLock};
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
-/// A hold as readers see it: (full xid, lowest value).
-pub type HoldValue = (u64, u64);
+/// A hold as readers see it: (full xid, lowest value, since: a TimestampTz, 0 when unknown).
+pub type HoldValue = (u64, u64, i64);
 
-/// A hold: a prepared transaction's FullTransactionId (0: free) and the lowest value it may
-/// have taken.
+/// A hold: a prepared transaction's FullTransactionId (0: free), the lowest value it may have
+/// taken, and when it made its first id (a TimestampTz, 0: unknown).
 #[repr(C)]
 pub(super) struct Hold {
     pub(super) full_xid: AtomicU64,
     lowest: AtomicU64,
+    since: AtomicI64,
 }
 
 #[repr(C)]
@@ -113,7 +114,7 @@ pub(super) fn holds(h: &'static Header) -> &'static [Hold] {
 fn load_files() {
     let Some(h) = header() else { return };
     for (full_xid, lowest) in files::read_files() {
-        if !insert(h, full_xid, lowest) {
+        if !insert(h, full_xid, lowest, 0) {
             log!("hlculid: no room for the horizon hold of transaction {full_xid} (more hold files than max_prepared_transactions)");
         }
     }
@@ -125,14 +126,14 @@ fn load_files() {
 /// room from holds of transactions that ended first. When every hold is taken by a prepared
 /// transaction still in progress, max_prepared_transactions (the number of holds) are prepared:
 /// PostgreSQL's own error, which it would raise a moment later, after this PRE_PREPARE.
-pub(super) fn put(full_xid: u64, lowest: u64) {
+pub(super) fn put(full_xid: u64, lowest: u64, since: i64) {
     let Some(h) = header() else { return };
     let _lock = LOCK.exclusive();
-    if insert(h, full_xid, lowest) {
+    if insert(h, full_xid, lowest, since) {
         return;
     }
     reclaim(h);
-    if !insert(h, full_xid, lowest) {
+    if !insert(h, full_xid, lowest, since) {
         UserError::new(
             Condition::PreparedTransactionsFull,
             "maximum number of prepared transactions reached",
@@ -166,13 +167,19 @@ pub(super) fn reclaim(h: &'static Header) {
 
 /// [`put`]'s work, the caller holding the lock (or being the postmaster, alone at start); false
 /// when there is no room.
-pub(super) fn insert(h: &'static Header, full_xid: u64, lowest: u64) -> bool {
+pub(super) fn insert(h: &'static Header, full_xid: u64, lowest: u64, since: i64) -> bool {
     let holds = holds(h);
     if let Some(e) = holds
         .iter()
         .find(|e| e.full_xid.load(Ordering::Relaxed) == full_xid)
     {
         e.lowest.fetch_min(lowest, Ordering::AcqRel);
+        // the earlier known time wins, as the lower value does
+        let _ = e
+            .since
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| {
+                (since != 0 && (old == 0 || since < old)).then_some(since)
+            });
         return true;
     }
     match holds
@@ -182,6 +189,7 @@ pub(super) fn insert(h: &'static Header, full_xid: u64, lowest: u64) -> bool {
         Some(e) => {
             h.in_use.fetch_add(1, Ordering::AcqRel);
             e.lowest.store(lowest, Ordering::Relaxed);
+            e.since.store(since, Ordering::Relaxed);
             e.full_xid.store(full_xid, Ordering::Release);
             true
         }
@@ -204,7 +212,11 @@ pub(super) fn live(h: &'static Header) -> Vec<HoldValue> {
                 continue;
             }
             if xids::in_progress(x) {
-                live.push((x, e.lowest.load(Ordering::Relaxed)));
+                live.push((
+                    x,
+                    e.lowest.load(Ordering::Relaxed),
+                    e.since.load(Ordering::Relaxed),
+                ));
             } else {
                 any_ended = true;
             }

@@ -10,7 +10,8 @@ use std::ffi::CString;
 /// hlculid's custom WAL resource manager id. Every server that replays WAL written by a server
 /// with hlculid preloaded needs it preloaded too (docs/uninstall.md says how to stop using it).
 pub const RMGR_ID: u8 = 173;
-/// The one record kind: (full xid, lowest value) of a transaction being prepared.
+/// The one record kind: (full xid, lowest value, since) of a transaction being prepared; 0.5.0
+/// wrote the first two fields only, and reads the first two of this one.
 const XLOG_HOLD: u8 = 0x10;
 
 #[repr(C)]
@@ -18,7 +19,11 @@ const XLOG_HOLD: u8 = 0x10;
 struct Record {
     full_xid: u64,
     lowest: u64,
+    since: i64,
 }
+
+/// 0.5.0's record: the first two fields.
+const RECORD_0_5_LEN: usize = 16;
 
 /// Registers the resource manager (`mod.rs`'s `init`, while preloading).
 pub(super) fn register() {
@@ -40,8 +45,12 @@ pub(super) fn register() {
 }
 
 /// Logs the hold of the transaction being prepared.
-pub(super) fn log(full_xid: u64, lowest: u64) {
-    let rec = Record { full_xid, lowest };
+pub(super) fn log(full_xid: u64, lowest: u64, since: i64) {
+    let rec = Record {
+        full_xid,
+        lowest,
+        since,
+    };
     // SAFETY: a WAL record of our registered resource manager, from a normal backend inside its
     // transaction; XLogInsert copies the registered data before returning. The PREPARE record
     // that follows is flushed before PREPARE returns, and this one with it.
@@ -55,7 +64,7 @@ pub(super) fn log(full_xid: u64, lowest: u64) {
     }
 }
 
-/// The record of `record`, when it is one of ours.
+/// The record of `record`, when it is one of ours (0.5.0's shorter record: `since` 0).
 ///
 /// # Safety
 /// `record` is the decoded record the startup process passes to a resource manager.
@@ -65,11 +74,21 @@ unsafe fn decode(record: *mut pg_sys::XLogReaderState) -> Option<Record> {
         let r = (*record).record;
         if r.is_null()
             || (*r).header.xl_info & pg_sys::XLR_RMGR_INFO_MASK as u8 != XLOG_HOLD
-            || ((*r).main_data_len as usize) < std::mem::size_of::<Record>()
+            || ((*r).main_data_len as usize) < RECORD_0_5_LEN
         {
             return None;
         }
-        Some(std::ptr::read_unaligned((*r).main_data.cast::<Record>()))
+        let p = (*r).main_data.cast::<u8>();
+        let since = if (*r).main_data_len as usize >= std::mem::size_of::<Record>() {
+            std::ptr::read_unaligned(p.add(RECORD_0_5_LEN).cast::<i64>())
+        } else {
+            0
+        };
+        Some(Record {
+            full_xid: std::ptr::read_unaligned(p.cast::<u64>()),
+            lowest: std::ptr::read_unaligned(p.add(8).cast::<u64>()),
+            since,
+        })
     }
 }
 
@@ -77,7 +96,7 @@ unsafe fn decode(record: *mut pg_sys::XLogReaderState) -> Option<Record> {
 unsafe extern "C-unwind" fn redo(record: *mut pg_sys::XLogReaderState) {
     // SAFETY: called by the startup process with a decoded record of this resource manager.
     if let Some(rec) = unsafe { decode(record) } {
-        table::put(rec.full_xid, rec.lowest);
+        table::put(rec.full_xid, rec.lowest, rec.since);
         files::write_file(rec.full_xid, rec.lowest);
     }
 }
@@ -88,8 +107,8 @@ unsafe extern "C-unwind" fn desc(buf: pg_sys::StringInfo, record: *mut pg_sys::X
     unsafe {
         if let Some(rec) = decode(record) {
             let text = CString::new(format!(
-                "full xid {} lowest {:016X}",
-                rec.full_xid, rec.lowest
+                "full xid {} lowest {:016X} since {}",
+                rec.full_xid, rec.lowest, rec.since
             ))
             .unwrap_or_default();
             pg_sys::appendStringInfoString(buf, text.as_ptr());
