@@ -218,8 +218,10 @@ CLIENTS = (1, 2, 4, 8)
 
 def pgbench(c, script, clients, seconds):
     """Transactions per second over the run, net of connecting, and the transactions done."""
+    import pgcluster  # (imported where used, as elsewhere in this file)
+
     path = c.dir / f"bench-{clients}.sql"
-    path.write_text(script)
+    pgcluster.write_as_server(path, script)  # as the server's user, who owns c.dir (tests/pgcluster.py)
     out = subprocess.run([f"{c.bin}/pgbench", "-h", str(c.dir), "-p", str(c.port), "-U", "postgres", "-n",
                           "-M", "prepared", "-c", str(clients), "-j", str(clients), "-T", str(seconds),
                           "-f", str(path), "postgres"], capture_output=True, text=True, check=True).stdout
@@ -530,9 +532,10 @@ def textio(c, pg, cfg, report, quick):
     (count over a cast), and whole COPY TO / COPY FROM in text and binary. The uuid table holds
     the same bytes, so the text files are identical."""
     n, runs = cfg["io_rows"], cfg["io_runs"]
+    import pgcluster  # (imported where used, as elsewhere in this file)
+
     files = c.dir / "io"
-    files.mkdir(exist_ok=True)
-    os.chmod(files, 0o777)
+    pgcluster.as_server("mkdir", "-p", "-m", "777", "--", str(files))
     kinds = {"hlculid": "io_h", "uuid": "io_u"}
     work = {
         "output function: count(id::text)": lambda t, _k: f"SELECT count(id::text) FROM {t}",
@@ -820,9 +823,10 @@ def companion(c, pg, cfg, report, quick):
     import psycopg
 
     n, runs = cfg["companion_rows"], cfg["companion_runs"]
+    import pgcluster  # (imported where used, as elsewhere in this file)
+
     files = c.dir / "companion"
-    files.mkdir(exist_ok=True)
-    os.chmod(files, 0o777)
+    pgcluster.as_server("mkdir", "-p", "-m", "777", "--", str(files))
     other = psycopg.connect(host=str(c.dir), port=c.port, user="postgres", dbname="postgres", autocommit=True)
     other.execute("DROP DATABASE IF EXISTS bench_companion")
     other.execute("CREATE DATABASE bench_companion")
@@ -1349,9 +1353,7 @@ def main():
                                              "max_connections = 120",
                                              "hlculid.mask_key_file = 'bench_mask.keys'"])
         keys = c.data / "bench_mask.keys"  # the masks workload's key
-        keys.write_text(os.urandom(16).hex() + "\n")
-        pgcluster.give_to_server(keys)
-        keys.chmod(0o600)
+        pgcluster.write_as_server(keys, os.urandom(16).hex() + "\n", mode=0o600)
         try:
             c.start()
             c.sql("CREATE EXTENSION hlculid")

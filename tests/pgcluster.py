@@ -113,7 +113,8 @@ def as_server(*cmd, env=None, check=True, **kw):
     full_env = dict(os.environ)
     full_env.update(env or {})
     prefix = ["runuser", "-u", "postgres", "--"] if AS_ROOT else []
-    return subprocess.run([*prefix, *cmd], env=full_env, check=check, capture_output=True, text=True, **kw)
+    kw.setdefault("text", True)
+    return subprocess.run([*prefix, *cmd], env=full_env, check=check, capture_output=True, **kw)
 
 
 def give_to_server(*paths):
@@ -128,27 +129,36 @@ def give_to_server(*paths):
 # As root, everything under a server's directory is the server's user's to change, so root never
 # writes, reads or follows a link there itself: it asks that user to (a link that user planted then
 # reaches only what that user could reach anyway). As any other user the two are the same user.
-def write_as_server(path, text, append=False):
-    """Writes (or appends) text to a file in a directory of the servers' user, as that user; a
-    write replaces the file by a rename, so a reader never sees half of it."""
+def write_as_server(path, data, append=False, rename=False, mode=None):
+    """Writes (or appends) data (str or bytes) to a file in a directory of the servers' user, as
+    that user. rename: written aside and renamed over the file, so a reader never sees half of it;
+    mode: then chmod."""
     path = str(path)
+    binary = isinstance(data, bytes)
     if not AS_ROOT:
-        if append:
-            with open(path, "a") as f:
-                f.write(text)
-        else:
-            with open(path + ".new", "w") as f:
-                f.write(text)
-            os.replace(path + ".new", path)
+        target = path + ".new" if rename else path
+        with open(target, ("a" if append else "w") + ("b" if binary else "")) as f:
+            f.write(data)
+        if mode is not None:
+            os.chmod(target, mode)
+        if rename:
+            os.replace(target, path)
         return
-    script = 'cat >>"$1"' if append else 'cat >"$1.new" && mv -f "$1.new" "$1"'
-    as_server("sh", "-c", script, "sh", path, input=text)
+    target = '"$1.new"' if rename else '"$1"'
+    script = f'cat >{">" if append else ""}{target}'
+    if mode is not None:
+        script += f" && chmod {mode:o} {target}"
+    if rename:
+        script += f' && mv -f {target} "$1"'
+    as_server("sh", "-c", script, "sh", path, input=data, text=not binary)
 
 
-def read_as_server(path):
-    """A file in a directory of the servers' user, read as that user."""
+def read_as_server(path, binary=False):
+    """A file in a directory of the servers' user, read as that user (str, or bytes if binary)."""
     if not AS_ROOT:
-        return Path(path).read_text(errors="replace")
+        return Path(path).read_bytes() if binary else Path(path).read_text(errors="replace")
+    if binary:
+        return as_server("cat", "--", str(path), text=False).stdout
     return as_server("cat", "--", str(path), errors="replace").stdout
 
 
@@ -246,7 +256,7 @@ class Cluster:
         """libfaketime spec: '+0', '-5' (seconds), or an absolute '2026-01-01 00:00:00' to freeze."""
         # written aside and renamed (write_as_server): libfaketime re-reads the file at every clock
         # call, and a reader between a truncation and the write would see the real time for a moment
-        write_as_server(self.faketime_file, spec + "\n")
+        write_as_server(self.faketime_file, spec + "\n", rename=True)
 
     def _env(self):
         if not self.faketime:
