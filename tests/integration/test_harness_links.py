@@ -111,7 +111,7 @@ def test_root_writes_nothing_through_links_in_a_servers_directory(victim):
         plant(c.dir / "faketime", victim)  # replaced by a rename, never written through
         c.set_clock("-5")
         assert not (c.dir / "faketime").is_symlink() and (c.dir / "faketime").read_text() == "-5\n"
-        for name in ("cluster.json.new", "data/postgresql.conf"):
+        for name in ("cluster.json", "data/postgresql.conf"):
             plant(c.dir / name, victim)
         with pytest.raises(subprocess.CalledProcessError):  # the constructor's two writes, as it makes them
             write_as_server(c.dir / "cluster.json", json.dumps({"major": c.major, "port": c.port}))
