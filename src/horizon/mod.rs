@@ -4,5 +4,6 @@ pub mod cluster;
 pub mod prepared;
 pub mod published;
 pub mod publisher;
+pub mod readers;
 pub mod server;
 pub mod slots;
