@@ -39,6 +39,8 @@
 //! | | `publisher` | the workers writing this server's row |
 //! | | `readers` | `hlculid_watermark` and the readers (`hlculid_read*`) |
 //! | | `cluster` | readers on Citus: the cluster horizon |
+//! | | `wait` | waiting for rows on shared memory (`hlculid_wait`, `hlculid_consumer_wait`), woken as transactions that made ids end |
+//! | | `consumers` | named consumers: their tables, `hlculid_consume`, retries, dead letters, the view |
 //! | `generate/` | `ids` | `hlculid_generate()`, `hlculid_generate_n()` |
 //! | | `bigint` | `hlculid_generate_bigint()`, `hlculid_generate_bigint_n()` |
 //! | | `at` | ids for a given time (`hlculid_generate_at`) |
@@ -94,6 +96,7 @@ pub extern "C-unwind" fn _PG_init() {
     clock::shared::init();
     horizon::slots::init();
     horizon::prepared::init();
+    horizon::wait::init();
     generate::xact_callbacks::register();
     clock::mark_writer::register();
     horizon::publisher::register();
