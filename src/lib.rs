@@ -26,6 +26,8 @@
 //! | `horizon` | the horizon's SQL entry points over slots and holds |
 //! | `horizons`, `horizon_publisher` | the `hlculid.hlculid_horizons` table's SQL and the readers; the workers writing this server's row |
 //! | `cluster` | readers on Citus: the cluster horizon |
+//! | `wait` | waiting for rows on shared memory (`hlculid_wait`, `hlculid_consumer_wait`), woken as transactions that made ids end |
+//! | `consumers` | named consumers: their tables, `hlculid_consume`, retries, dead letters, the view |
 //! | `partitions`, `backfill` | time partitions; converting existing tables |
 //! | `table_owner` | the helpers that write a user's table, run as its owner (the partition helpers' and the backfill's entry points) |
 //! | `comments` | `COMMENT ON` the functions of 0.1.x |
@@ -55,6 +57,7 @@ mod backfill;
 mod bigint;
 mod cluster;
 mod comments;
+mod consumers;
 mod datum;
 mod errors;
 mod extract;
@@ -83,6 +86,7 @@ mod shmem;
 mod table_owner;
 mod timestamps;
 mod uuidv7;
+mod wait;
 mod window;
 mod xact_callbacks;
 
@@ -104,6 +108,7 @@ pub extern "C-unwind" fn _PG_init() {
     shmem::init();
     horizon_slots::init();
     prepared_holds::init();
+    wait::init();
     xact_callbacks::register();
     mark_writer::register();
     horizon_publisher::register();

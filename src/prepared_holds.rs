@@ -417,6 +417,11 @@ fn ended(full_xid: u64) -> bool {
     })
 }
 
+/// Whether any hold is in use (ended ones count until a reader clears them): one atomic read.
+pub fn any() -> bool {
+    header().is_some_and(|h| h.in_use.load(Ordering::Acquire) != 0)
+}
+
 /// The holds of prepared transactions still in progress: (full xid, lowest value). Holds of
 /// ended transactions are cleared here, with their files (not during recovery: the standby's
 /// holds stay until the transactions' ends are replayed and a reader of the promoted server, or

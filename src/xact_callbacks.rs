@@ -1,7 +1,7 @@
 //! The library's transaction callbacks, registered in the postmaster while preloading (every
 //! backend inherits them): the horizon's slot (src/horizon_slots.rs) and the transaction's id
-//! group (src/generate_tx.rs) end with their transaction. Only a flag check for transactions that made
-//! no ids.
+//! group (src/generate_tx.rs) end with their transaction, and the waiters of src/wait.rs wake.
+//! Only a flag check and one atomic read for transactions that made no ids.
 //!
 //! The slot is released by a resource-release callback, not at `XACT_EVENT_COMMIT`: transaction
 //! callbacks run last-registered-first, so with `citus` before `hlculid` in
@@ -9,7 +9,7 @@
 //! trip to the workers, and readers passed ids the workers did not show yet. The top-level
 //! resource owner is released after every transaction callback, whatever the load order.
 
-use crate::{generate_tx, horizon_slots};
+use crate::{generate_tx, horizon_slots, wait};
 use pgrx::prelude::*;
 
 #[pg_guard]
@@ -29,7 +29,7 @@ unsafe extern "C-unwind" fn on_resource_release(
     _arg: *mut core::ffi::c_void,
 ) {
     if is_top_level && phase == pg_sys::ResourceReleasePhase::RESOURCE_RELEASE_AFTER_LOCKS {
-        horizon_slots::after_transaction();
+        wait::transaction_ended(horizon_slots::after_transaction());
     }
 }
 
