@@ -145,8 +145,6 @@ export interface ConsumerOptions {
   startAt?: Date | string;
   /** For a consumer this creates: the table's id column (default 'id'). */
   idColumn?: string;
-  /** Seconds between refreshes of `lag` while running (default 1). */
-  lagInterval?: number;
   /** Called for each row that failed alone: scheduled is false when it became a dead letter. */
   onError?: (row: any, error: unknown, scheduled: boolean) => void;
   /** The pg Client class (default require('pg').Client). */
@@ -159,7 +157,7 @@ export class Consumer {
   constructor(connection: string | object, table: string, name: string, options?: ConsumerOptions);
   readonly name: string;
   readonly table: string;
-  /** How far the position is behind the horizon, in seconds (null before the first run). */
+  /** Seconds behind: 0 after a batch that took every readable row, else the age of the last row taken (null before the first batch). */
   readonly lag: number | null;
   /** Rows handled, scheduled for a retry, and made dead letters by this object. */
   readonly consumed: number;

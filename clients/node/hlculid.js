@@ -631,15 +631,16 @@ class Consumer {
   #state = 'idle';
   #stopping = false;
   #cancelled = false;
-  #lagAt = 0;
   constructor(connection, table, name, options = {}) {
-    const o = { batchSize: 1000, waitTimeout: 30, retryDelay: 10, idColumn: 'id', lagInterval: 1, ...options };
+    const o = { batchSize: 1000, waitTimeout: 30, retryDelay: 10, idColumn: 'id', ...options };
     if (!Number.isInteger(o.batchSize) || o.batchSize < 1) throw new RangeError('batchSize must be an integer of at least 1');
     this.connection = connection;
     this.table = table;
     this.name = name;
     this.options = o;
-    this.lag = null; // seconds behind the horizon (the consumers view's lag), refreshed while running
+    // seconds behind: 0 after a batch that took every readable row (or a wait that timed out),
+    // else the age of the last row taken (the time in its id); null before the first batch
+    this.lag = null;
     this.consumed = 0;
     this.retried = 0;
     this.deadLettered = 0;
@@ -723,7 +724,6 @@ class Consumer {
       throw e;
     }
     this.#client = c;
-    await this.#measureLag(true);
   }
 
   async #wait() {
@@ -738,7 +738,7 @@ class Consumer {
     } finally {
       this.#state = 'busy';
     }
-    if (!got && !this.#stopping) await this.#measureLag();
+    if (!got) this.lag = 0; // nothing was readable
     return got;
   }
 
@@ -770,7 +770,7 @@ class Consumer {
       if (!failed) throw e;
       rows = await this.#oneByOne(handler);
     }
-    await this.#measureLag();
+    this.#noteLag(rows);
     return rows.length;
   }
 
@@ -805,13 +805,13 @@ class Consumer {
     }
   }
 
-  async #measureLag(force = false) {
-    const now = Date.now();
-    if (!force && now - this.#lagAt < this.options.lagInterval * 1000) return;
-    this.#lagAt = now;
-    const r = await this.#client.query(
-      'SELECT extract(epoch FROM lag)::float8 AS s FROM hlculid.hlculid_consumers WHERE consumer = $1', [this.name]);
-    this.lag = r.rows.length && r.rows[0].s != null ? Math.max(0, r.rows[0].s) : null;
+  #noteLag(rows) {
+    if (rows.length < this.options.batchSize) {
+      this.lag = 0;
+    } else {
+      const ms = parseInt(canonical(String(rows[rows.length - 1][this.options.idColumn])).slice(0, 12), 16);
+      this.lag = Math.max(0, (Date.now() - ms) / 1000);
+    }
   }
 }
 module.exports.Consumer = Consumer;

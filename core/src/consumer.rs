@@ -34,7 +34,7 @@
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use tokio_postgres::error::SqlState;
 use tokio_postgres::types::ToSql;
@@ -73,8 +73,6 @@ pub struct ConsumerOptions {
     pub start_at: Option<SystemTime>,
     /// The table's id column ("id").
     pub id_column: String,
-    /// How often `lag` is refreshed while running (1 s).
-    pub lag_interval: Duration,
 }
 
 impl Default for ConsumerOptions {
@@ -87,7 +85,6 @@ impl Default for ConsumerOptions {
             start_after: None,
             start_at: None,
             id_column: "id".into(),
-            lag_interval: Duration::from_secs(1),
         }
     }
 }
@@ -122,8 +119,9 @@ impl StopHandle {
         }
     }
 
-    /// How far the consumer's position is behind the horizon, in seconds (the consumers view's
-    /// `lag`); None before it was first measured.
+    /// How far behind the consumer is, in seconds: 0 after a batch that took every readable row
+    /// (or a wait that timed out), else the age of the last row it took (the time in its id
+    /// against this machine's clock); None before the first batch.
     pub fn lag(&self) -> Option<f64> {
         let v = f64::from_bits(self.0.lag_bits.load(Ordering::Relaxed));
         (!v.is_nan()).then_some(v)
@@ -145,7 +143,6 @@ pub struct Consumer {
     row_type: String,
     options: ConsumerOptions,
     shared: Arc<Shared>,
-    lag_at: Option<Instant>,
     counts: Counts,
 }
 
@@ -198,17 +195,14 @@ impl Consumer {
             lag_bits: AtomicU64::new(f64::NAN.to_bits()),
             cancel: client.cancel_token(),
         });
-        let mut c = Consumer {
+        Ok(Consumer {
             client,
             name: name.into(),
             row_type,
             options,
             shared,
-            lag_at: None,
             counts: Counts::default(),
-        };
-        c.measure_lag(true).await?;
-        Ok(c)
+        })
     }
 
     /// A handle to stop this consumer and read its lag from another task.
@@ -273,8 +267,8 @@ impl Consumer {
             }
             Err(e) => return Err(e),
         };
-        if !got && !self.shared.stopping.load(Ordering::SeqCst) {
-            self.measure_lag(false).await?;
+        if !got {
+            self.set_lag(0.0); // nothing was readable
         }
         Ok(got)
     }
@@ -296,19 +290,19 @@ impl Consumer {
         if n == 0 || handler.handle(&tx, &rows).await.is_ok() {
             tx.commit().await?;
             self.counts.consumed += n as u64;
-            self.measure_lag(false).await?;
+            self.note_lag(&rows);
             return Ok(n);
         }
         tx.rollback().await?;
-        let n = self.one_by_one(handler).await?;
-        self.measure_lag(false).await?;
-        Ok(n)
+        let rows = self.one_by_one(handler).await?;
+        self.note_lag(&rows);
+        Ok(rows.len())
     }
 
     async fn one_by_one<H: Handler>(
         &mut self,
         handler: &mut H,
-    ) -> Result<usize, tokio_postgres::Error> {
+    ) -> Result<Vec<Row>, tokio_postgres::Error> {
         let name = self.name.clone();
         let delay = self.options.retry_delay.as_secs_f64();
         let mut tx = self.client.transaction().await?;
@@ -344,30 +338,28 @@ impl Consumer {
         self.counts.consumed += (rows.len() - retried - dead) as u64;
         self.counts.retried += retried as u64;
         self.counts.dead_lettered += dead as u64;
-        Ok(rows.len())
+        Ok(rows)
     }
 
-    async fn measure_lag(&mut self, force: bool) -> Result<(), tokio_postgres::Error> {
-        if !force
-            && self
-                .lag_at
-                .is_some_and(|t| t.elapsed() < self.options.lag_interval)
-        {
-            return Ok(());
-        }
-        self.lag_at = Some(Instant::now());
-        let row = self
-            .client
-            .query_opt(
-                "SELECT extract(epoch FROM lag)::float8 FROM hlculid.hlculid_consumers WHERE consumer = $1",
-                &[&self.name],
-            )
-            .await?;
-        let lag = row
-            .and_then(|r| r.get::<_, Option<f64>>(0))
-            .map(|v| v.max(0.0))
-            .unwrap_or(f64::NAN);
+    fn note_lag(&self, rows: &[Row]) {
+        let lag = if rows.len() < self.options.batch_size as usize {
+            0.0
+        } else {
+            let now = SystemTime::now()
+                .duration_since(SystemTime::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64);
+            match rows
+                .last()
+                .map(|r| r.try_get::<_, Id>(self.options.id_column.as_str()))
+            {
+                Some(Ok(id)) => now.saturating_sub(id.ms()) as f64 / 1000.0,
+                _ => f64::NAN,
+            }
+        };
+        self.set_lag(lag);
+    }
+
+    fn set_lag(&self, lag: f64) {
         self.shared.lag_bits.store(lag.to_bits(), Ordering::Relaxed);
-        Ok(())
     }
 }

@@ -345,3 +345,32 @@ async fn consumer_stops_an_idle_wait_at_once_and_lets_a_batch_finish() {
         .get(0);
     assert!(moved, "the stopped batch did not commit");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs a server: scripts/clients.sh"]
+async fn consumer_lag_is_the_age_of_the_rows_it_is_behind_on() {
+    let db = connect().await;
+    fresh(&db, "rl_ev").await;
+    db.execute(
+        "INSERT INTO rl_ev (id, n) SELECT hlculid_generate_at(now() - interval '1 hour'), g FROM generate_series(1, 5) g",
+        &[],
+    )
+    .await
+    .unwrap();
+    let options = ConsumerOptions {
+        batch_size: 2,
+        ..Default::default()
+    };
+    let mut c = Consumer::with_options(connect().await, "rl_ev", "rl_main", options)
+        .await
+        .unwrap();
+    let h = c.handle();
+    assert_eq!(h.lag(), None);
+    let mut handler = Record::new("rl_ev");
+    assert_eq!(c.run_once(&mut handler).await.unwrap(), 2);
+    let lag = h.lag().unwrap();
+    assert!(lag > 3590.0 && lag < 3610.0, "lag {lag}"); // a full batch of hour-old rows
+    assert_eq!(c.run_once(&mut handler).await.unwrap(), 2);
+    assert_eq!(c.run_once(&mut handler).await.unwrap(), 1);
+    assert_eq!(h.lag(), Some(0.0)); // caught up
+}

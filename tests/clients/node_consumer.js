@@ -153,12 +153,27 @@ async function stopping(db) {
   assert.strictEqual(rows[0].moved, true, 'the stopped batch did not commit');
 }
 
+async function lag(db) {
+  await db.query('DROP TABLE IF EXISTS nl_ev');
+  await db.query('CREATE TABLE nl_ev (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), n int)');
+  await db.query("INSERT INTO nl_ev (id, n) SELECT hlculid_generate_at(now() - interval '1 hour'), g FROM generate_series(1, 5) g");
+  const c = new Consumer(config, 'nl_ev', 'nl_main', { Client: pg.Client, batchSize: 2 });
+  assert.strictEqual(c.lag, null);
+  assert.strictEqual(await c.runOnce(async () => {}), 2);
+  assert.ok(c.lag > 3590 && c.lag < 3610, `lag ${c.lag}`); // a full batch of hour-old rows
+  assert.strictEqual(await c.runOnce(async () => {}), 2);
+  assert.strictEqual(await c.runOnce(async () => {}), 1);
+  assert.strictEqual(c.lag, 0); // caught up
+  await c.close();
+}
+
 async function main() {
   const db = await connect();
   try {
     await lateCommits(db);
     await failingRows(db);
     await stopping(db);
+    await lag(db);
   } finally {
     await db.end();
   }

@@ -195,17 +195,19 @@ def test_python_consumer_stops_an_idle_wait_at_once_and_lets_a_batch_finish(dsn)
         assert pos == top, "the stopped batch did not commit"
 
 
-def test_python_consumer_lag_is_a_number_to_export(dsn):
+def test_python_consumer_lag_is_the_age_of_the_rows_it_is_behind_on(dsn):
     fresh(dsn, "pl_ev")
     with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute("INSERT INTO pl_ev (n) SELECT g FROM generate_series(1, 100) g")
-    c = Consumer(dsn, "pl_ev", "pl_main", batch_size=10, lag_interval=0)
-    with c:
+        conn.execute("INSERT INTO pl_ev (id, n) SELECT hlculid_generate_at(now() - interval '1 hour'), g "
+                     "FROM generate_series(1, 100) g")
+    with Consumer(dsn, "pl_ev", "pl_main", batch_size=10) as c:
+        assert c.lag is None
         assert c.run_once(lambda rows, conn: None) == 10
-        assert isinstance(c.lag, float) and c.lag >= 0
-        while c.run_once(lambda rows, conn: None):
+        assert 3590 < c.lag < 3610, c.lag  # a full batch of hour-old rows: an hour behind
+        while c.run_once(lambda rows, conn: None) == 10:
             pass
-        assert isinstance(c.lag, float) and 0 <= c.lag < 60
+        assert c.lag == 0.0  # caught up
+        assert c.wait(0.05) is False and c.lag == 0.0
 
 
 def test_python_consumer_starts_where_it_is_told(dsn):

@@ -42,20 +42,22 @@ class Consumer:
         c = Consumer("dbname=app", "events", "mailer")
         c.run(handle)                   # until c.stop() (from another thread) or SIGTERM/SIGINT
 
-    `lag` is how far the consumer's position is behind the horizon, in seconds (the consumers
-    view's `lag`), refreshed at most every `lag_interval` seconds while it runs: a number to export.
+    `lag` is how far behind the consumer is, in seconds, a number to export: 0 after a batch that
+    took every readable row (fewer than batch_size) or a wait that timed out, else the age of the
+    last row it took (the time in its id against this machine's clock); None before the first
+    batch.
     """
 
     def __init__(self, dsn: str, table: str, name: str, *, batch_size: int = 1000, wait_timeout: float = 30.0,
                  retry_delay: float = 10.0, max_attempts: Optional[int] = None, start_after: Any = None,
-                 start_at: Any = None, id_column: str = "id", lag_interval: float = 1.0,
+                 start_at: Any = None, id_column: str = "id",
                  on_error: Optional[Callable[[Row, BaseException, bool], None]] = None):
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         self.dsn, self.table, self.name = dsn, table, name
         self.batch_size, self.wait_timeout, self.retry_delay = batch_size, wait_timeout, retry_delay
         self.max_attempts, self.start_after, self.start_at = max_attempts, start_after, start_at
-        self.id_column, self.lag_interval, self.on_error = id_column, lag_interval, on_error
+        self.id_column, self.on_error = id_column, on_error
         self.lag: Optional[float] = None
         self.consumed = self.retried = self.dead_lettered = 0
         self._conn: Any = None
@@ -64,7 +66,6 @@ class Consumer:
         self._state = _IDLE
         self._stopping = False
         self._cancelled = False
-        self._lag_at = 0.0
 
     # -- life cycle ------------------------------------------------------------------------------
 
@@ -147,7 +148,6 @@ class Consumer:
         except errors.DuplicateObject:
             pass  # it exists: its position and options stay
         self._conn = conn
-        self._measure_lag(force=True)
 
     def _wait(self) -> bool:
         from psycopg import errors
@@ -166,7 +166,7 @@ class Consumer:
             with self._lock:
                 self._state = _BUSY
         if not got:
-            self._measure_lag()
+            self.lag = 0.0  # nothing was readable
         return got
 
     def _consume(self) -> List[Row]:
@@ -190,7 +190,7 @@ class Consumer:
             self.consumed += len(rows)
         except _HandlerFailed:
             rows = self._one_by_one(handler)
-        self._measure_lag()
+        self._note_lag(rows)
         return len(rows)
 
     def _one_by_one(self, handler: Handler) -> Sequence[Row]:
@@ -214,11 +214,10 @@ class Consumer:
         self.dead_lettered += dead
         return rows
 
-    def _measure_lag(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if not force and now - self._lag_at < self.lag_interval:
-            return
-        self._lag_at = now
-        lag = self._conn.execute("SELECT extract(epoch FROM lag)::float8 FROM hlculid.hlculid_consumers "
-                                 "WHERE consumer = %s", (self.name,)).fetchone()
-        self.lag = None if lag is None or lag[0] is None else max(0.0, float(lag[0]))
+    def _note_lag(self, rows: Sequence[Row]) -> None:
+        if len(rows) < self.batch_size:
+            self.lag = 0.0
+        else:
+            from .ids import as_hlculid
+
+            self.lag = max(0.0, time.time() - as_hlculid(rows[-1][self.id_column]).ms / 1000)
