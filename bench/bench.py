@@ -47,7 +47,7 @@ FULL.update(citus_single=3_000, citus_batches=300, citus_copy=200_000, citus_win
 QUICK.update(citus_single=200, citus_batches=20, citus_copy=5_000, citus_window_rows=20_000, citus_runs=1,
              citus_seconds=1)
 FULL.update(subs_seconds=4, subs_runs=3, subs_backlog=1_000_000, subs_drain_runs=3)
-QUICK.update(subs_seconds=0.5, subs_runs=1, subs_backlog=5_000, subs_drain_runs=1)
+QUICK.update(subs_seconds=0.3, subs_runs=1, subs_backlog=2_000, subs_drain_runs=1)
 # Sizes from the environment, for a quick look at one workload (HLCULID_BENCH_IO_ROWS=2000000).
 for _k in list(FULL):
     if os.environ.get(f"HLCULID_BENCH_{_k.upper()}"):

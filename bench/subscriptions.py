@@ -240,7 +240,7 @@ class IdleWaiters(Contender):
         def waiter(k):
             with self.c.connect() as conn:
                 while not self.halt.is_set():
-                    conn.execute("SELECT hlculid_consumer_wait(%s, '0.5 s')", (f"idle{k}",))
+                    conn.execute("SELECT hlculid_consumer_wait(%s, '0.2 s')", (f"idle{k}",))
 
         self.threads = [threading.Thread(target=waiter, args=(k,)) for k in range(10)]
         for t in self.threads:
@@ -328,11 +328,16 @@ class Logical(Contender):
         self.c.sql("SELECT pg_drop_replication_slot('bench_slot')")
 
 
-def contenders(c, pgq_why):
+def contenders(c, pgq_why, quick=False):
+    """--quick (make test) leaves out the poller and PgQ at its defaults (a second a run for its
+    ticks): the same code as the others."""
     cs = {"none": NoConsumer(c), "none, 10 idle hlculid waiters": IdleWaiters(c),
-          "hlculid consumer (wait + consume)": HlculidConsumer(c), "hlculid_read, polling 10 ms": HlculidPoller(c)}
+          "hlculid consumer (wait + consume)": HlculidConsumer(c)}
+    if not quick:
+        cs["hlculid_read, polling 10 ms"] = HlculidPoller(c)
     if not pgq_why:
-        cs["PgQ, pgqd defaults"] = PgQ(c)
+        if not quick:
+            cs["PgQ, pgqd defaults"] = PgQ(c)
         cs["PgQ, ticks every 10 ms"] = PgQ(c, ticker_period="0.01", max_lag="10 ms")
     cs["logical decoding (test_decoding)"] = Logical(c)
     return cs
@@ -523,7 +528,7 @@ def _med(rs, k):
 
 def _measure(c, pg, cfg, report, quick, pgq_why, pgq_version):
     secs, rounds, backlog = cfg["subs_seconds"], cfg["subs_runs"], cfg["subs_backlog"]
-    cs = contenders(c, pgq_why)
+    cs = contenders(c, pgq_why, quick)
     report.add(f"\n### Subscriptions, PostgreSQL {pg}: hlculid's consumer against PgQ and logical decoding\n")
     report.add(f"A server of its own (`wal_level = logical` for every contender, `synchronous_commit` on). 8 writers "
                f"in a process of their own, one row per transaction, {secs} s a run; {rounds} round{'s' * (rounds > 1)}, "
@@ -536,7 +541,8 @@ def _measure(c, pg, cfg, report, quick, pgq_why, pgq_version):
                   if not pgq_why else f"PgQ: not measured here ({pgq_why}). ")
                + "Logical decoding: a `test_decoding` slot streamed by `pg_recvlogical`.")
     data = report.data.setdefault("subscriptions", {}).setdefault(pg, {})
-    for late in (False, True):
+    # --quick (make test): the late commits alone, which take every code path
+    for late in (True,) if quick else (False, True):
         label = "late commits (a third 0-40 ms late), 5 % rollbacks" if late else "immediate commits"
         results = {k: [] for k in cs}
         for _ in range(rounds):
@@ -573,9 +579,10 @@ def _measure(c, pg, cfg, report, quick, pgq_why, pgq_version):
                          f"({h['p50']:.1f} / {h['p99']:.1f} ms)", h["p50"] <= 2 and h["p99"] <= 10)
     # the writers' cost, CPU-bound
     pb_secs = max(1, int(secs))
-    tps = {k: [] for k in cs}
+    pb = {k: v for k, v in cs.items() if not quick or k in ("none", "none, 10 idle hlculid waiters")}
+    tps = {k: [] for k in pb}
     for _ in range(rounds):
-        for name, contender in cs.items():
+        for name, contender in pb.items():
             tps[name].append(pgbench_run(c, contender, pb_secs))
     base = statistics.median(tps["none"])
     report.add(f"\nThe writers' cost with the disk's flushes out of the way: pgbench, 8 clients of single-row "
