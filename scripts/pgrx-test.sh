@@ -37,6 +37,7 @@ exec 9>"$base/pg$major.lock"
 flock 9 # one run per major and checkout at a time: the next one replaces the copy
 copy_pg_install "$cfg" "$root"
 chmod -R a+rX "$base/home-pg$major"; chmod a+rX "$base"
-rm -rf "$pgdata"; mkdir -p "$pgdata"; chown postgres: "$pgdata"
+rm -rf "$pgdata"; mkdir -p "$pgdata"; give_to_server "$pgdata"
 export PGRX_HOME=$home
-with_build_lock cargo pgrx test "pg$major" --runas postgres --pgdata "$pgdata/data" "$@" 9>&- # the lock stays here
+runas=(); is_root && runas=(--runas postgres) # PostgreSQL refuses to run as root
+with_build_lock cargo pgrx test "pg$major" "${runas[@]}" --pgdata "$pgdata/data" "$@" 9>&- # the lock stays here

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# pg_regress suite against a throwaway server of PostgreSQL MAJOR, run as root: pg_regress itself
-# runs as root (it only connects), the server as postgres. hlculid must be installed already
-# (scripts/install.sh, or a package).
+# pg_regress suite against a throwaway server of PostgreSQL MAJOR. pg_regress runs as the invoking
+# user (it only connects); the server as postgres when that is root, else as that user too.
+# hlculid must be installed already (scripts/install.sh, or a package).
 # Usage: scripts/regress.sh MAJOR [test ...]
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
@@ -29,7 +29,7 @@ trap 'pgcluster stop "$dir"' EXIT
 pgxs=$(dirname "$("$(pg_config_for "$major")" --pgxs)")
 out=$dir/out
 mkdir -p "$out" "$dir/copy"
-chown postgres: "$dir/copy"
+give_to_server "$dir/copy"
 set +e
 (cd "$REPO/tests/pg_regress" && HLCULID_COPY_DIR="$dir/copy" "$pgxs/../test/regress/pg_regress" \
   --bindir="$(pg_bin "$major")" --host="$dir" --port="$port" --user=postgres \

@@ -165,6 +165,10 @@ if out=$(scripts/release.sh --bump "$next" 2>&1); then
     && ok "docs/: artifact names moved, upgrade-script prose kept" || bad "docs/ rewrite"
   grep -q '"release_status": "unstable"' META.json && grep -q "\"file\": \"sql/hlculid--$next.sql\"" META.json \
     && ok "META.json: unstable, the new install script" || bad "META.json after the bump"
+  ! ls sql/src/upgrade/*--"$v".sql.in >/dev/null 2>&1 && ok "the bump retires the template of the released $v" \
+    || bad "the bump retires the template of the released $v"
+  expect_fail "a template of a released version" "retire it" in_scratch_copy sh -c \
+    "cp sql/src/upgrade/$v--$next.sql.in sql/src/upgrade/0.0.1--$v.sql.in && scripts/gen-sql.sh --check"
   [ -f "sql/src/upgrade/$v--$next.sql.in" ] && ok "the bump opens the template sql/src/upgrade/$v--$next.sql.in" \
     || bad "the bump opens the template sql/src/upgrade/$v--$next.sql.in"
   grep -q "^--@include skipsupport.sql" "sql/src/upgrade/$v--$next.sql.in" 2>/dev/null \

@@ -16,7 +16,9 @@
 #                                     sql/hlculid--VERSION.sql into sql/released/ (as 0.3.0 was
 #                                     when 0.4.0 began: tests/integration/test_upgrade.py installs
 #                                     every frozen version and upgrades it, and wants the current
-#                                     version not frozen), opens the template
+#                                     version not frozen), retires the template of the upgrade
+#                                     script to VERSION (removed: the script is frozen, and
+#                                     gen-sql.sh refuses a released version's template), opens the template
 #                                     sql/src/upgrade/VERSION--NEXT.sql.in (the guard line and the
 #                                     skip-support step every upgrade script repeats) and generates
 #                                     sql/hlculid--VERSION--NEXT.sql from it (gen-sql.sh), starts sql/hlculid--NEXT.sql as a copy (the
@@ -104,6 +106,8 @@ check)
 
 release)
   checks "$target"
+  # the section being released: one line per change, each with its docs link (tools/changelog.py)
+  python3 tools/changelog.py --release "$root" >&2 || problem "CHANGELOG.md's $target section is not ready (above)"
   if [ $dirty = 0 ] && [ -n "$(git status --porcelain)" ]; then problem "the tree has uncommitted changes"; fi
   if [ $fail = 0 ] && [ $build = 1 ]; then
     scripts/schema-check.sh || problem "sql/hlculid--$target.sql is not what the code generates (above)"
@@ -141,6 +145,11 @@ bump)
     mv "sql/hlculid--$current.sql" sql/released/
   fi
   cp "sql/released/hlculid--$current.sql" "sql/hlculid--$next.sql"
+  # The released upgrade script's template retires with it (git history keeps it).
+  for tpl in sql/src/upgrade/*--"$current".sql.in; do
+    [ -e "$tpl" ] || continue
+    if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then git rm -q "$tpl"; else rm "$tpl"; fi
+  done
   # the upgrade template, NEXT in every place that names the version, the CHANGELOG section
   python3 tools/release_steps.py bump "$prev" "$current" "$next"
   scripts/gen-sql.sh >/dev/null || { echo "release: scripts/gen-sql.sh failed (above)" >&2; exit 1; }

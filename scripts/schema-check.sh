@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # The install script of a version is one committed file, sql/hlculid--VERSION.sql, the same text
 # on every PostgreSQL major (what differs by major is decided by the library, or by the guarded
-# step in src/ops.rs). pgrx generates the SQL from the code, in an order that changes from run to
+# step in src/types/ops.rs). pgrx generates the SQL from the code, in an order that changes from run to
 # run: this check fails unless, on every supported major, the generated script holds exactly the
 # objects of the committed one. Released SQL never changes (later versions ship
 # sql/hlculid--A--B.sql upgrade scripts), so for a released version this also catches any code
 # change that would alter its catalog.
-# Usage: scripts/schema-check.sh [--built | --bless]
+# Usage: scripts/schema-check.sh [--built] [--bless]
 #   checks the majors of HLCULID_TEST_PG (default: every supported one);
 #   --built: reads the SQL that scripts/package.sh generated when it built each major
 #            ($RUN_ROOT/schema-MAJOR.sql; the test tiers build first), instead of building again;
 #   --bless: rewrites the committed script from the SQL generated for one major, for unreleased
 #            work: the last of HLCULID_TEST_PG, default 18; then regenerates the upgrade scripts
-#            (scripts/gen-sql.sh), which take Rust functions' declarations from it
+#            (scripts/gen-sql.sh), which take Rust functions' declarations from it;
+#            with --built, from the SQL the last scripts/package.sh of that major generated
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 cd "$REPO"
@@ -22,19 +23,27 @@ mkdir -p "$RUN_ROOT"
 normalise() { # normalise FILE: the objects of a pgrx-generated script, one block each, sorted
   "$VENV/bin/python" "$REPO/tools/schema_normalise.py" "$1"
 }
+built=0 bless=0
+for a in "$@"; do
+  case $a in
+    --built) built=1 ;;
+    --bless) bless=1 ;;
+    *) echo "usage: scripts/schema-check.sh [--built] [--bless]" >&2; exit 2 ;;
+  esac
+done
 status=0 newest= majors=$(test_majors)
 # Blessing needs one major's SQL (the check proves every major generates the same objects).
-[ "${1:-}" = --bless ] && majors=$(test_majors | awk '{print $NF}')
+[ $bless = 1 ] && majors=$(test_majors | awk '{print $NF}')
 for major in $majors; do
   raw=$RUN_ROOT/schema-$major.sql
-  if [ "${1:-}" = --built ]; then
+  if [ $built = 1 ]; then
     [ -f "$raw" ] || { echo "schema-check: no $raw (scripts/package.sh $major writes it)" >&2; exit 1; }
   else
     cargo pgrx schema "pg$major" --pg-config "$(pg_config_for "$major")" -o "$raw" >"$RUN_ROOT/schema-$major.log" 2>&1 \
     || { tail -30 "$RUN_ROOT/schema-$major.log" >&2; echo "schema-check: cargo pgrx schema pg$major failed" >&2; exit 1; }
   fi
   newest=$raw
-  [ "${1:-}" = --bless ] && continue
+  [ $bless = 1 ] && continue
   if ! diff -u <(normalise "$committed") <(normalise "$raw"); then
     echo "schema-check: the SQL generated for PostgreSQL $major differs from $committed." >&2
     echo "  Unreleased version: scripts/schema-check.sh --bless. Released: add sql/hlculid--$version--<next>.sql and bump the version." >&2
@@ -43,7 +52,7 @@ for major in $majors; do
     echo "schema-check: PostgreSQL $major generates exactly the objects of $committed"
   fi
 done
-if [ "${1:-}" = --bless ]; then
+if [ $bless = 1 ]; then
   # Source locations change with every edit; they are not part of the script.
   grep -vE '^-- (src/|hlculid::)' "$newest" >"$committed"
   echo "schema-check: wrote $committed"

@@ -22,8 +22,13 @@ BEGIN
   END IF;
 END $$;
 
+-- == comments ==
+-- 0.5.0 gave hlculid_acting_as_owner no comment (every function a user calls has one since:
+-- tests/integration/test_docs.py).
+COMMENT ON FUNCTION pg_catalog.hlculid_acting_as_owner(pg_catalog.oid) IS 'internal: whether the current user is the owner of the table inside a security-restricted operation (what the partition helpers'' and the backfill''s bodies check)';
+
 -- == subscriptions (issue 39) ==
--- Waits that wake on commit (Rust, src/wait.rs), then the named consumers' tables, functions
+-- Waits that wake on commit (Rust, src/horizon/wait.rs), then the named consumers' tables, functions
 -- and view (sql/src/consumers.sql, the install script's text).
 CREATE  FUNCTION "hlculid_wait"(
 	"table_row" anyelement, /* Option < pgrx :: datum :: AnyElement > */
@@ -45,8 +50,8 @@ AS 'MODULE_PATHNAME', 'hlculid_consumer_wait_wrapper';
 -- Named consumers (0.6.0): a position per consumer in a table of the extension, moved in the
 -- caller's transaction (commit acknowledges, rollback gives the rows again), retries with a
 -- delay and an attempt count, dead letters, and the view for monitoring. One source for the
--- install script (through src/consumers.rs) and the 0.5.0 -> 0.6.0 upgrade script. The waits
--- (hlculid_wait, hlculid_consumer_wait) are Rust: src/wait.rs.
+-- install script (through src/horizon/consumers.rs) and the 0.5.0 -> 0.6.0 upgrade script. The waits
+-- (hlculid_wait, hlculid_consumer_wait) are Rust: src/horizon/wait.rs.
 --
 -- Security: every function here is SECURITY INVOKER, so the consumed table is read with the
 -- caller's privileges. The three tables are PUBLIC's to read and write, and a trigger of the

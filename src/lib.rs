@@ -26,8 +26,8 @@
 //! | `horizon` | the horizon's SQL entry points over slots and holds |
 //! | `horizons`, `horizon_publisher` | the `hlculid.hlculid_horizons` table's SQL and the readers; the workers writing this server's row |
 //! | `cluster` | readers on Citus: the cluster horizon |
-//! | `wait` | waiting for rows on shared memory (`hlculid_wait`, `hlculid_consumer_wait`), woken as transactions that made ids end |
-//! | `consumers` | named consumers: their tables, `hlculid_consume`, retries, dead letters, the view |
+//! | `horizon::wait` | waiting for rows on shared memory (`hlculid_wait`, `hlculid_consumer_wait`), woken as transactions that made ids end |
+//! | `horizon::consumers` | named consumers: their tables, `hlculid_consume`, retries, dead letters, the view |
 //! | `partitions`, `backfill` | time partitions; converting existing tables |
 //! | `table_owner` | the helpers that write a user's table, run as its owner (the partition helpers' and the backfill's entry points) |
 //! | `comments` | `COMMENT ON` the functions of 0.1.x |
@@ -52,45 +52,15 @@ macro_rules! v1_function_info {
     };
 }
 
-mod backend_local;
-mod backfill;
-mod bigint;
-mod cluster;
+mod base;
+mod clock;
 mod comments;
-mod consumers;
-mod datum;
-mod errors;
-mod extract;
 mod generate;
-mod generate_at;
-mod generate_tx;
 mod horizon;
-mod horizon_publisher;
-mod horizon_slots;
-mod horizons;
-mod introspect;
-mod io;
-mod mark_writer;
-mod mask;
-mod observe;
-mod ops;
-mod ops_uuid;
-mod partitions;
-mod pg_c;
-mod prepared_holds;
-mod record;
-mod recover;
-mod server_clock;
-mod settings;
-mod shmem;
-mod table_owner;
-mod timestamps;
-mod uuidv7;
-mod wait;
-mod window;
-mod xact_callbacks;
+mod tables;
+mod types;
 
-pub use datum::Hlculid;
+pub use types::datum::Hlculid;
 
 pgrx::pg_module_magic!(name, version);
 
@@ -99,19 +69,19 @@ pgrx::pg_module_magic!(name, version);
 /// shared clock and the high-water mark writer.
 #[pgrx::pg_guard]
 pub extern "C-unwind" fn _PG_init() {
-    errors::no_backtraces();
+    base::errors::no_backtraces();
     // SAFETY: a flag PostgreSQL sets before loading preloaded libraries; read-only here.
     if unsafe { !pgrx::pg_sys::process_shared_preload_libraries_in_progress } {
         return;
     }
-    settings::define();
-    shmem::init();
-    horizon_slots::init();
-    prepared_holds::init();
-    wait::init();
-    xact_callbacks::register();
-    mark_writer::register();
-    horizon_publisher::register();
+    base::settings::define();
+    clock::shared::init();
+    horizon::slots::init();
+    horizon::prepared::init();
+    horizon::wait::init();
+    generate::xact_callbacks::register();
+    clock::mark_writer::register();
+    horizon::publisher::register();
 }
 
 #[cfg(any(test, feature = "pg_test"))]

@@ -122,7 +122,7 @@ mod tests {
     /// statements.
     #[pg_test]
     fn the_errors_page_is_the_list_of_conditions() {
-        use crate::errors::{CONDITIONS, RAISED_BY_POSTGRES};
+        use crate::base::errors::{CONDITIONS, RAISED_BY_POSTGRES};
         let page = include_str!("../docs/errors.md");
         let table = page
             .split("## Raised by the extension's code")

@@ -1,12 +1,16 @@
 """Throwaway PostgreSQL servers: the one cluster helper of the project.
 
 The integration tests, the benchmarks and (through the command line below) the shell scripts
-all make their servers here: real servers (initdb, pg_ctl, run as the 'postgres' user), each in
+all make their servers here: real servers (initdb, pg_ctl), each in
 its own directory with its own socket directory and a port the kernel says is free, so two
 checkouts can run tests at once. A server's major is whatever its pg_config says: scripts/env.sh
 exports HLCULID_PG_CONFIG_<major> for every supported major, and HLCULID_PG names the one under
 test. Clock steps use libfaketime preloaded into the postmaster, reading a file we rewrite while
 it runs.
+
+Who runs the servers: the 'postgres' user when the tests run as root (through runuser, so a
+checkout under /root works), the invoking user otherwise (as pg_regress and `cargo pgrx test` do);
+SERVER_USER names it, as_server() runs a command as it and give_to_server() hands it a file.
 
 Command line (for scripts):
   pgcluster.py create DIR MAJOR [--conf LINE]...   initdb into DIR/data, start; prints the port
@@ -16,6 +20,7 @@ Command line (for scripts):
 import argparse
 import json
 import os
+import pwd
 import shutil
 import signal
 import socket
@@ -28,7 +33,8 @@ from pathlib import Path
 import psycopg
 
 PG = os.environ.get("HLCULID_PG", "15")
-RUN_ROOT = Path(os.environ.get("HLCULID_RUN_ROOT", "/tmp/hlculid-integration"))
+# (a user who is not root gets a directory of their own: root's is not theirs to write)
+RUN_ROOT = Path(os.environ.get("HLCULID_RUN_ROOT", "/tmp/hlculid-integration" + ("" if os.geteuid() == 0 else f"-{os.geteuid()}")))
 FAKETIME_LIB = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
 # make test (quick) or make test-full (full): tests marked `full` run only in the full tier, and
 # tests read their sizes from FULL (tests/TIERS.md lists what runs where).
@@ -96,11 +102,25 @@ def _running(pid):
         return False
 
 
-def as_postgres(*cmd, env=None, check=True, **kw):
+AS_ROOT = os.geteuid() == 0
+SERVER_USER = "postgres" if AS_ROOT else pwd.getpwuid(os.geteuid()).pw_name
+
+
+def as_server(*cmd, env=None, check=True, **kw):
+    """cmd as the servers' user: through runuser as root (PostgreSQL refuses to run as root), as
+    it is otherwise."""
     full_env = dict(os.environ)
     full_env.update(env or {})
-    return subprocess.run(["runuser", "-u", "postgres", "--", *cmd], env=full_env, check=check,
-                          capture_output=True, text=True, **kw)
+    prefix = ["runuser", "-u", "postgres", "--"] if AS_ROOT else []
+    return subprocess.run([*prefix, *cmd], env=full_env, check=check, capture_output=True, text=True, **kw)
+
+
+def give_to_server(*paths):
+    """Makes files the test wrote the servers' user's (as root: chown to postgres; otherwise they
+    are the invoking user's already)."""
+    if AS_ROOT:
+        for p in paths:
+            shutil.chown(p, "postgres", "postgres")
 
 
 class Cluster:
@@ -126,13 +146,13 @@ class Cluster:
         self.faketime = faketime
         shutil.rmtree(self.dir, ignore_errors=True)
         self.dir.mkdir(parents=True)
-        shutil.chown(self.dir, "postgres", "postgres")
+        give_to_server(self.dir)
         os.chmod(self.dir, 0o700)
         if standby_of is None:
-            as_postgres(f"{self.bin}/initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres",
+            as_server(f"{self.bin}/initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres",
                         "--no-sync", "-E", "UTF8", "--locale=C", *initdb_args)
         else:
-            as_postgres(f"{self.bin}/pg_basebackup", "-h", str(standby_of.dir), "-p", str(standby_of.port),
+            as_server(f"{self.bin}/pg_basebackup", "-h", str(standby_of.dir), "-p", str(standby_of.port),
                         "-U", "postgres", "-D", str(self.data), "-R", "-X", "stream", "--no-sync")
             preload = False  # already in the copied configuration
         lines = [f"port = {self.port}", "listen_addresses = ''", f"unix_socket_directories = '{self.dir}'",
@@ -180,12 +200,12 @@ class Cluster:
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(self):
-        as_postgres(f"{self.bin}/pg_ctl", "-D", str(self.data), "-l", str(self.dir / "server.log"),
+        as_server(f"{self.bin}/pg_ctl", "-D", str(self.data), "-l", str(self.dir / "server.log"),
                     "-w", "-t", "60", "start", env=self._env())
         return self
 
     def stop(self, mode="fast"):
-        as_postgres(f"{self.bin}/pg_ctl", "-D", str(self.data), "-m", mode, "-w", "-t", "60", "stop",
+        as_server(f"{self.bin}/pg_ctl", "-D", str(self.data), "-m", mode, "-w", "-t", "60", "stop",
                     check=False)
 
     def postmaster_pid(self):

@@ -160,6 +160,9 @@ STEPS = [
          "hlculid preloaded; they skip, saying why, without Citus"),
     Step("clients pg{major}", "suite", "scripts/clients.sh {major}", "newest", "all",
          "every client recipe (`tests/clients/`, `scripts/clients.sh`)"),
+    Step("non-root pg{major}", "suite", "scripts/nonroot-test.sh {major}", "newest", "newest",
+         "a slice of the suite as a user who is not root (`scripts/nonroot-test.sh`: the user `hlculid-dev`, "
+         "made if missing; a few pg_regress files and integration tests, the servers run as that user)"),
     Step("clients smoke pg{major}", "suite", "scripts/clients.sh {major} -m smoke", "not-newest", None,
          "the clients' connection smoke test (`-m smoke`: psycopg, node-postgres)"),
     # The lints and the core's tests after the builds, beside the majors' suites.
@@ -180,10 +183,14 @@ STEPS = [
          {"quick": "fuzz at 50,000 inputs per target (`HLCULID_FUZZ_CASES`)",
           "full": "fuzz at 1,000,000 inputs per target"}),
     Step("C declarations against each major's headers", "after", "scripts/check-c-decls.sh {majors}", "once", "once",
-         "the C declarations of `src/pg_c.rs` against every major's server headers (`scripts/check-c-decls.sh`)"),
+         "the C declarations of `src/base/pg_c.rs` against every major's server headers (`scripts/check-c-decls.sh`)"),
     Step("release script (scratch clone)", "after", "scripts/release-test.sh", "once", "once",
          "the release script's test in a scratch clone (`scripts/release-test.sh`: a fake release and bump, "
          "its schema check on the SQL the builds generated)"),
+    Step("new-function checklist (scratch clone)", "after", "scripts/checklist-test.sh", None, "once",
+         "docs/development.md's new-function checklist followed in a scratch clone with a toy function "
+         "(`scripts/checklist-test.sh`: one build of the newest major, into a private copy of its install); "
+         "each step left out, its check fails"),
     # cargo pgrx test, installed into and run from a private copy of the PostgreSQL install.
     Step("pg_test pg{major}", "after", 'scripts/pgrx-test.sh {major}', "edges", "all",
          "the `#[pg_test]`s (`scripts/pgrx-test.sh`, in a private copy of the install)"),

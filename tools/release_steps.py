@@ -88,6 +88,8 @@ def upgrade_template(cur, nxt):
 
 
 def bump(root, prev, cur, nxt):
+    # (the released version's template was retired just before: the directory may be gone)
+    (root / "sql/src/upgrade").mkdir(parents=True, exist_ok=True)
     (root / f"sql/src/upgrade/{cur}--{nxt}.sql.in").write_text(upgrade_template(cur, nxt))
     # Versions: Cargo.toml first (the source), then every place tools/versions.py reads.
     V = re.escape(cur)
@@ -123,7 +125,7 @@ def bump(root, prev, cur, nxt):
             f.write_text(retarget_artifacts(f.read_text(), V, nxt))
     # CHANGELOG: the new section on top.
     sub(root / "CHANGELOG.md", r"^## ", f"## {nxt} (unreleased)\n\n- Upgrade: `ALTER EXTENSION hlculid UPDATE` from {cur} "
-        f"(`sql/hlculid--{cur}--{nxt}.sql`)\n\n## ", count=1)
+        f"(`sql/hlculid--{cur}--{nxt}.sql`, [Upgrading](docs/upgrading.md))\n\n## ", count=1)
 
 
 def docs_name(root, v):

@@ -1,8 +1,8 @@
 -- Named consumers (0.6.0): a position per consumer in a table of the extension, moved in the
 -- caller's transaction (commit acknowledges, rollback gives the rows again), retries with a
 -- delay and an attempt count, dead letters, and the view for monitoring. One source for the
--- install script (through src/consumers.rs) and the 0.5.0 -> 0.6.0 upgrade script. The waits
--- (hlculid_wait, hlculid_consumer_wait) are Rust: src/wait.rs.
+-- install script (through src/horizon/consumers.rs) and the 0.5.0 -> 0.6.0 upgrade script. The waits
+-- (hlculid_wait, hlculid_consumer_wait) are Rust: src/horizon/wait.rs.
 --
 -- Security: every function here is SECURITY INVOKER, so the consumed table is read with the
 -- caller's privileges. The three tables are PUBLIC's to read and write, and a trigger of the

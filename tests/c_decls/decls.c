@@ -1,6 +1,6 @@
 /*
  * Compiled (never run) against each supported major's server headers by
- * scripts/check-c-decls.sh: the C declarations hlculid makes by hand in src/pg_c.rs must match
+ * scripts/check-c-decls.sh: the C declarations hlculid makes by hand in src/base/pg_c.rs must match
  * the server's. Each function pointer below has the type the Rust declaration spells; a
  * mismatch is a compile error under -Werror. The struct's layout is pinned to the numbers
  * that src/pg_tests.rs checks for the Rust mirror, so both sides agree.

@@ -13,6 +13,8 @@ import time
 import psycopg
 import pytest
 
+from pgcluster import AS_ROOT, SERVER_USER, give_to_server
+
 MARK = "hlculid.hwm"
 
 
@@ -43,13 +45,14 @@ def writer_pid(c):
 
 
 @pytest.mark.full  # a full disk (tmpfs): make test-full
+@pytest.mark.skipif(not AS_ROOT, reason="mounting the tmpfs of a full disk needs root")
 def test_full_data_directory_stops_ids_with_58030_and_they_resume_by_themselves(make_cluster):
     c = make_cluster("diskfull", conf=["hlculid.publisher_id = 5"])
     # the data directory on its own small tmpfs, so that filling it touches nothing else
     initdb = c.dir / "data.initdb"
     c.data.rename(initdb)
     c.data.mkdir()
-    pw = pwd.getpwnam("postgres")
+    pw = pwd.getpwnam(SERVER_USER)
     subprocess.run(["mount", "-t", "tmpfs", "-o", f"size=160m,mode=0700,uid={pw.pw_uid},gid={pw.pw_gid}",
                     "tmpfs", str(c.data)], check=True)
     try:
@@ -168,8 +171,7 @@ def test_a_session_waiting_behind_a_stalled_mark_write_can_be_cancelled(make_clu
     before = generate(c)
     fifo = c.data / (MARK + ".tmp")
     os.mkfifo(fifo, 0o600)
-    pw = pwd.getpwnam("postgres")
-    os.chown(fifo, pw.pw_uid, pw.pw_gid)
+    give_to_server(fifo)
     # the writer refreshes the mark when less than half a window (500 ms) is left: within about a
     # second it is blocked opening the FIFO, holding the right to write the mark
     time.sleep(1.5)

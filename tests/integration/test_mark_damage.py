@@ -9,6 +9,8 @@ import shutil
 import psycopg
 import pytest
 
+from pgcluster import give_to_server
+
 MARK = "hlculid.hwm"
 
 
@@ -28,7 +30,7 @@ def wrong_size(path):
 def directory(path):
     path.unlink()
     path.mkdir()
-    shutil.chown(path, "postgres", "postgres")
+    give_to_server(path)
 
 
 def unreadable(path):

@@ -11,6 +11,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from pgcluster import give_to_server
+
 VECTORS = json.loads((Path(__file__).resolve().parents[1] / "data" / "mask_vectors.json").read_text())["cases"]
 KEY_A = "2b7e151628aed2a6abf7158809cf4f3c"
 KEY_B = "000102030405060708090a0b0c0d0e0f"
@@ -22,7 +24,7 @@ def set_keys(c, key=None, old=None, mode=0o600):
     keys = c.data / "hlculid_mask.keys"
     keys.write_text("# hlculid mask keys: the current one first\n"
                     + "".join(f"{k}\n" for k in [key, *(old.split(",") if old else [])] if k))
-    shutil.chown(keys, "postgres", "postgres")
+    give_to_server(keys)
     keys.chmod(mode)
     conf = c.data / "postgresql.conf"
     lines = [l for l in conf.read_text().splitlines() if not l.startswith("hlculid.mask_")]

@@ -15,7 +15,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from pgcluster import PG, as_postgres, bindir, free_port, pg_config
+from pgcluster import PG, as_server, bindir, free_port, give_to_server, pg_config
 from test_upgrade import CATALOG, CURRENT, DATA, connect
 
 REPO = Path(__file__).resolve().parents[2]
@@ -86,15 +86,15 @@ def upgrade(make_cluster, old_config, old_version, carry_mark):
                        initdb_args=["--no-data-checksums"])
     work = new.dir / "pg_upgrade"  # pg_upgrade's socket and logs: a place the postgres user reaches
     work.mkdir()
-    shutil.chown(work, "postgres", "postgres")
-    r = as_postgres(f"{bindir('18')}/pg_upgrade", "-b", old.bin, "-B", new.bin, "-d", str(old.data),
+    give_to_server(work)
+    r = as_server(f"{bindir('18')}/pg_upgrade", "-b", old.bin, "-B", new.bin, "-d", str(old.data),
                     "-D", str(new.data), "-p", str(free_port()), "-P", str(free_port()),
                     "-s", str(work), check=False, cwd=str(work))
     assert r.returncode == 0, r.stdout + r.stderr
     if carry_mark:  # the README's step: the clock's high-water mark moves with the data
         mark = new.data / "hlculid.hwm"
         shutil.copy2(old.data / "hlculid.hwm", mark)
-        shutil.chown(mark, "postgres", "postgres")
+        give_to_server(mark)
     new.start()
     return new, before
 

@@ -1,4 +1,4 @@
-"""Prepared transactions hold the horizon exactly, wherever they go (src/prepared_holds.rs): across
+"""Prepared transactions hold the horizon exactly, wherever they go (src/horizon/prepared/mod.rs): across
 a clean restart, `-m immediate` and kill -9 of the postmaster with the wall clock stepped back
 across it, whoever asks first; on a standby started before or after the PREPARE and promoted, with
 the holders view queried during recovery; a hold whose xid is 2^32 old is ended, not revived by a
@@ -10,6 +10,8 @@ import time
 
 import psycopg
 import pytest
+
+from pgcluster import give_to_server
 
 CONF = ("hlculid.publisher_id = 3", "max_prepared_transactions = 10")
 MIN_ID = "000000000000-0001-0000-000000000000"
@@ -131,8 +133,7 @@ def test_a_hold_whose_xid_is_an_epoch_old_is_ended_not_revived(make_cluster):
     """A hold of a transaction 2^32 xids back has the same 32-bit xid as a prepared transaction
     now; it must not hold the horizon (0.4.0 kept holds by 32-bit xid and never cleared them)."""
     c = make_cluster("holds-old-xid", conf=CONF)
-    subprocess.run(["runuser", "-u", "postgres", "--", f"{c.bin}/pg_resetwal", "-e", "5", "-D", str(c.data)],
-                   check=True, capture_output=True)
+    as_server(f"{c.bin}/pg_resetwal", "-e", "5", "-D", str(c.data))
     c.start()
     setup(c)
     a, xid = prepare(c, "p1")
@@ -142,7 +143,7 @@ def test_a_hold_whose_xid_is_an_epoch_old_is_ended_not_revived(make_cluster):
     phantom = c.data / "pg_hlculid" / f"prepared.{xid - (1 << 32):016X}"
     check = 0x5A5A5A5A5A5A5A5A
     phantom.write_text(f"hlculid-hwm 1 1 {1 ^ check}\n")  # holds at the minimum id
-    subprocess.run(["chown", "postgres:postgres", str(phantom)], check=True)
+    give_to_server(phantom)
     c.start()
     c.wait_ready()
     assert horizon(c) == held != MIN_ID
@@ -168,7 +169,7 @@ def test_0_4_0s_floor_file_is_carried_over_once(make_cluster):
     check = 0x5A5A5A5A5A5A5A5A
     legacy = c.data / "hlculid.horizon"
     legacy.write_text(f"hlculid-hwm 1 {floor} {floor ^ check}\n")
-    subprocess.run(["chown", "postgres:postgres", str(legacy)], check=True)
+    give_to_server(legacy)
     c.start()
     c.wait_ready()
     assert horizon(c) == floor_id

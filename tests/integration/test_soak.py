@@ -24,7 +24,7 @@ import time
 import psycopg
 import pytest
 
-from pgcluster import RUN_ROOT, as_postgres
+from pgcluster import RUN_ROOT, as_server
 
 pytestmark = pytest.mark.full  # a soak with crashes and a failover: make test-full (tests/TIERS.md)
 
@@ -434,7 +434,7 @@ def test_complete_readers_lose_nothing_through_crashes_restarts_clock_steps_and_
                 p.execute(f"PREPARE TRANSACTION '{gid}'")
             failover_prepared[gid] = (tags, commit)
         old.stop("fast")  # the old primary is fenced for good; fast: every WAL record was sent
-        out = as_postgres(f"{old.bin}/pg_controldata", "-D", str(old.data)).stdout
+        out = as_server(f"{old.bin}/pg_controldata", "-D", str(old.data)).stdout
         ckpt = next(line.split(":", 1)[1].strip() for line in out.splitlines()
                     if line.startswith("Latest checkpoint location"))
         wait_for(lambda: new.one("SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", (ckpt,)), "the standby's replay")

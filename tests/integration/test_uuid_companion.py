@@ -13,7 +13,7 @@ import uuid
 import psycopg
 import pytest
 
-from pgcluster import Cluster, as_postgres
+from pgcluster import Cluster, as_server
 from test_docs import ROOT, parse
 
 COMPANION = ROOT / "sql" / "hlculid_uuid.sql"
@@ -27,7 +27,7 @@ V4 = "get_byte(uuid_send({0}), 6) >> 4 = 4 AND get_byte(uuid_send({0}), 8) >> 6 
 
 
 def psql(c, db, user, *args, stdin=None):
-    return as_postgres(f"{c.bin}/psql", "-X", "-q", "-h", str(c.dir), "-p", str(c.port), "-U", user, "-d", db,
+    return as_server(f"{c.bin}/psql", "-X", "-q", "-h", str(c.dir), "-p", str(c.port), "-U", user, "-d", db,
                        *args, input=stdin, check=False)
 
 

@@ -13,7 +13,7 @@ def test_blocks_sorted_without_locations_and_header():
     a = block("-- src/lib.rs:10", "-- hlculid::f", "CREATE FUNCTION b() ...;")
     b = block("-- requires:", "--   x", "CREATE FUNCTION a() ...;")
     one = HEADER + a + b
-    two = HEADER + b.replace("lib.rs:10", "lib.rs:99") + a.replace("src/lib.rs:10", "src/ops.rs:3")
+    two = HEADER + b.replace("lib.rs:10", "lib.rs:99") + a.replace("src/lib.rs:10", "src/types/ops.rs:3")
     assert schema_normalise.normalise(one) == schema_normalise.normalise(two)
     assert schema_normalise.normalise(one) == "--   x\nCREATE FUNCTION a() ...;\n\nCREATE FUNCTION b() ...;"
 

@@ -1,0 +1,6 @@
+#![doc = include_str!("README.md")]
+
+pub mod backend_local;
+pub mod errors;
+pub mod pg_c;
+pub mod settings;

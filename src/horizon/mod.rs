@@ -1,0 +1,10 @@
+#![doc = include_str!("README.md")]
+
+pub mod cluster;
+pub mod consumers;
+pub mod prepared;
+pub mod published;
+pub mod publisher;
+pub mod server;
+pub mod slots;
+pub mod wait;
