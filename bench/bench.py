@@ -1376,7 +1376,8 @@ def main():
             elsewhere = [w for w in server_side if not args.quick and w not in PER_MAJOR
                          and pg != (ON_MAJOR[w] if ON_MAJOR.get(w) in args.pg else newest)]
             if elsewhere:
-                report.add(f"\n({', '.join(elsewhere)}: measured on PostgreSQL {newest} (subscriptions on 15) in this run; "
+                report.add(f"\n({', '.join(elsewhere)}: measured on PostgreSQL {newest} (subscriptions on "
+                           f"{ON_MAJOR['subscriptions']}) in this run; "
                            f"`--pg {pg}` alone measures them here)")
             for w in server_side:
                 if w in elsewhere:
