@@ -146,11 +146,11 @@ def hlculid_poller(c, run, table, stop):
                 time.sleep(0.01)
 
 
-def pgq_consumer(c, run, stop, queue="bq"):
+def pgq_consumer(c, run, stop, queue="bq", consumer="bench"):
     with c.connect() as conn:
         while not stop.is_set():
             with conn.transaction():
-                bid = conn.execute("SELECT pgq.next_batch(%s, 'bench')", (queue,)).fetchone()[0]
+                bid = conn.execute("SELECT pgq.next_batch(%s, %s)", (queue, consumer)).fetchone()[0]
                 if bid is not None:
                     data = conn.execute("SELECT ev_data FROM pgq.get_batch_events(%s)", (bid,)).fetchall()
                     # logutriga's urlencoded row: id=...&n=...&body=...
@@ -196,8 +196,9 @@ class Pgqd:
         self.p = subprocess.Popen(["pgqd", str(self.conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def stop(self):
-        self.p.terminate()
-        self.p.wait(10)
+        if self.p.poll() is None:
+            self.p.terminate()
+            self.p.wait(10)
 
 
 # --- the contenders: set up, start the consumer, and tear down ------------------------------------
@@ -438,60 +439,82 @@ def load(c, table, n):
                          "FROM generate_series(%s::int, %s::int) g", (k, min(n, k + 1000) - 1))
 
 
-def drain(c, kind, n):
-    """Seconds to consume a backlog of n events loaded while no one consumed."""
-    table = "sub_drain"
-    c.sql(f"DROP TABLE IF EXISTS {table}")
-    c.sql(TABLE.format(t=table))
-    run = Run()
-    if kind == "hlculid":
-        c.sql("SELECT hlculid_consumer_create('drain', %s::regclass)", (table,))
-        load(c, table, n)
-        c.sql("CHECKPOINT")
-        t0 = time.perf_counter()
-        with c.connect() as conn:
-            while len(run.seen) < n:
-                with conn.transaction():
-                    run.got([r[0] for r in conn.execute(f"SELECT id::text FROM hlculid_consume('drain', NULL::{table}, 1000)")])
-        secs = time.perf_counter() - t0
-        c.sql("SELECT hlculid_consumer_drop('drain')")
-    elif kind == "PgQ":
-        p = PgQ(c)
-        p.setup(table)
-        try:
-            load(c, table, n)
-            c.sql("CHECKPOINT")
-            with c.connect() as conn:  # the last events' tick, as pgqd would make it within 3 s
-                conn.execute("SELECT pgq.force_tick('bq')")
-                conn.execute("SELECT pgq.ticker('bq')")
-            t0 = time.perf_counter()
-            halt = threading.Event()
-            th = threading.Thread(target=pgq_consumer, args=(c, run, halt))
-            th.start()
-            while len(run.seen) < n:
-                time.sleep(0.001)
-            secs = time.perf_counter() - t0
-            halt.set()
-            th.join()
-        finally:
-            p.teardown(table)
-    else:
-        lg = Logical(c)
-        lg.setup(table)
-        try:
-            load(c, table, n)
-            c.sql("CHECKPOINT")
-            t0 = time.perf_counter()
-            lg.start(run, table)
-            while len(run.seen) < n:
-                time.sleep(0.001)
-            secs = time.perf_counter() - t0
-            lg.stop()
-        finally:
-            lg.teardown(table)
-    assert len(run.seen) == n and run.dups == 0, (kind, len(run.seen), run.dups)
-    c.sql(f"DROP TABLE {table}")
-    return secs
+def drains(c, kinds, n, runs):
+    """Seconds to consume a backlog of n events loaded while no one consumed, `runs` times per
+    kind, interleaved. Each kind's backlog is loaded once, for `runs` consumers made before the
+    load (hlculid consumers; PgQ consumers of one queue, pgqd ticking at its defaults during the
+    load; logical slots, made after the other loads so that they decode only their own)."""
+    tables = {k: f"sub_drain_{i}" for i, k in enumerate(kinds)}
+    for t in tables.values():
+        c.sql(f"DROP TABLE IF EXISTS {t}")
+        c.sql(TABLE.format(t=t))
+    pgq = None
+    if "hlculid" in kinds:
+        for r in range(runs):
+            c.sql("SELECT hlculid_consumer_create(%s, %s::regclass)", (f"drain{r}", tables["hlculid"]))
+        load(c, tables["hlculid"], n)
+    if "PgQ" in kinds:
+        pgq = PgQ(c)
+        pgq.setup(tables["PgQ"])
+        for r in range(1, runs):
+            c.sql("SELECT pgq.register_consumer('bq', %s)", (f"bench{r}",))
+        load(c, tables["PgQ"], n)
+        pgq.pgqd.stop()
+        with c.connect() as conn:  # the last events' tick, as pgqd would make it within 3 s
+            conn.execute("SELECT pgq.force_tick('bq')")
+            conn.execute("SELECT pgq.ticker('bq')")
+    if "logical decoding" in kinds:
+        for r in range(runs):
+            c.sql("SELECT pg_create_logical_replication_slot(%s, 'test_decoding')", (f"drain{r}",))
+        load(c, tables["logical decoding"], n)
+    c.sql("CHECKPOINT")
+    times = {k: [] for k in kinds}
+    try:
+        for r in range(runs):
+            for k in kinds:
+                run, table = Run(), tables[k]
+                t0 = time.perf_counter()
+                if k == "hlculid":
+                    with c.connect() as conn:
+                        while len(run.seen) < n:
+                            with conn.transaction():
+                                run.got([i for (i,) in conn.execute(
+                                    f"SELECT id::text FROM hlculid_consume(%s, NULL::{table}, 1000)", (f"drain{r}",))])
+                elif k == "PgQ":
+                    halt = threading.Event()
+                    th = threading.Thread(target=pgq_consumer, args=(c, run, halt, "bq", "bench" if r == 0 else f"bench{r}"))
+                    th.start()
+                    while len(run.seen) < n:
+                        time.sleep(0.001)
+                    halt.set()
+                    th.join()
+                else:
+                    p, th = recvlogical(c, run, f"drain{r}")
+                    while len(run.seen) < n:
+                        time.sleep(0.001)
+                    p.terminate()
+                    p.wait(10)
+                    th.join()
+                times[k].append(time.perf_counter() - t0)
+                assert len(run.seen) == n and run.dups == 0, (k, len(run.seen), run.dups)
+    finally:
+        if "hlculid" in kinds:
+            for r in range(runs):
+                c.sql("SELECT hlculid_consumer_drop(%s)", (f"drain{r}",))
+        if pgq:
+            for r in range(1, runs):
+                c.sql("SELECT pgq.unregister_consumer('bq', %s)", (f"bench{r}",))
+            pgq.teardown(tables["PgQ"])
+        if "logical decoding" in kinds:
+            for r in range(runs):
+                for _ in range(100):  # the walsender ends a moment after pg_recvlogical
+                    if not c.one("SELECT active FROM pg_replication_slots WHERE slot_name = %s", (f"drain{r}",)):
+                        break
+                    time.sleep(0.05)
+                c.sql("SELECT pg_drop_replication_slot(%s)", (f"drain{r}",))
+        for t in tables.values():
+            c.sql(f"DROP TABLE {t}")
+    return times
 
 
 # --- the workload -----------------------------------------------------------------------------
@@ -598,14 +621,11 @@ def _measure(c, pg, cfg, report, quick, pgq_why, pgq_version):
                      idle <= 1.03)
     # the drain
     kinds = ["hlculid", *(["PgQ"] if not pgq_why else []), "logical decoding"]
-    times = {k: [] for k in kinds}
-    for _ in range(cfg["subs_drain_runs"]):
-        for k in kinds:
-            times[k].append(drain(c, k, backlog))
+    times = drains(c, kinds, backlog, cfg["subs_drain_runs"])
     rates = {k: backlog / statistics.median(v) for k, v in times.items()}
-    report.add(f"\nDraining a backlog of {backlog:,} events (loaded in 1,000-row transactions while no one consumed; "
-               f"hlculid 1,000 rows a transaction, PgQ a tick's batch a transaction; medians of "
-               f"{cfg['subs_drain_runs']}):\n")
+    report.add(f"\nDraining a backlog of {backlog:,} events (loaded once in 1,000-row transactions while no one "
+               f"consumed, for {cfg['subs_drain_runs']} consumers of each kind made before, drained in turn; hlculid "
+               "1,000 rows a transaction, PgQ a tick's batch a transaction; medians):\n")
     report.table(["contender", "events/s", "min-max", "vs hlculid"],
                  [[k, f"{rates[k]:,.0f}", f"{backlog / max(v):,.0f}-{backlog / min(v):,.0f}",
                    f"{rates[k] / rates['hlculid']:.2f}x"] for k, v in times.items()])
