@@ -7,7 +7,9 @@ lag is a number."""
 
 import os
 import random
+import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -228,3 +230,42 @@ def test_node_consumer(server, lang):
                        capture_output=True, text=True, timeout=120)
     print(r.stdout, r.stderr)
     assert r.returncode == 0 and "node consumer: ok" in r.stdout
+
+
+@pytest.mark.parametrize("lang", ["python", "node"])
+def test_consumer_stops_on_sigterm_after_its_batch(server, dsn, lang):
+    """run(handler, handle_signals / signals: true): SIGTERM during a batch lets it commit, then
+    the process ends by itself; SIGTERM during a wait ends it at once."""
+    table = f"sig_{lang}"
+    fresh(dsn, table, f"{table}_done")
+    if lang == "python":
+        code = (f"import sys, time; sys.path.insert(0, {str(ROOT / 'clients/python/src')!r}); from hlculid import Consumer\n"
+                f"def h(rows, conn):\n    print('batch', flush=True); time.sleep(0.5)\n"
+                f"    conn.execute('INSERT INTO {table}_done SELECT id FROM {table}')\n"
+                f"c = Consumer({dsn!r}, {table!r}, {table!r}, wait_timeout=30)\nprint('running', flush=True)\n"
+                f"c.run(h, handle_signals=True)\nprint('stopped', flush=True)\n")
+        cmd = [sys.executable, "-c", code]
+    else:
+        node = ROOT / "clients" / "node"
+        code = (f"const pg = require({str(node / 'node_modules' / 'pg')!r}); const {{ Consumer }} = require({str(node / 'hlculid.js')!r});\n"
+                f"const c = new Consumer({{ host: {str(server.dir)!r}, port: {server.port}, user: 'postgres', database: 'postgres' }}, "
+                f"{table!r}, {table!r}, {{ Client: pg.Client, waitTimeout: 30 }});\nconsole.log('running');\n"
+                f"c.run(async (rows, client) => {{ console.log('batch'); await new Promise((r) => setTimeout(r, 500)); "
+                f"await client.query('INSERT INTO {table}_done SELECT id FROM {table}'); }}, {{ signals: true }})"
+                ".then(() => console.log('stopped'));\n")
+        cmd = ["node", "-e", code]
+    for during in ("wait", "batch"):
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        assert p.stdout.readline().strip() == "running"
+        time.sleep(0.7)  # in its wait by now
+        if during == "batch":
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                conn.execute(f"INSERT INTO {table} (n) SELECT g FROM generate_series(1, 5) g")
+            assert p.stdout.readline().strip() == "batch"
+        t0 = time.time()
+        p.send_signal(signal.SIGTERM)
+        out, _ = p.communicate(timeout=15)
+        assert p.returncode == 0 and "stopped" in out, (during, p.returncode, out)
+        assert time.time() - t0 < 2, f"SIGTERM during the {during} took {time.time() - t0:.1f} s"
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        assert conn.execute(f"SELECT count(*) FROM {table}_done").fetchone()[0] == 5  # the batch committed

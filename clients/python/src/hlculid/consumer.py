@@ -62,7 +62,7 @@ class Consumer:
         self.consumed = self.retried = self.dead_lettered = 0
         self._conn: Any = None
         self._row_type = ""
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # stop() may run in a signal handler of the thread holding it
         self._state = _IDLE
         self._stopping = False
         self._cancelled = False
