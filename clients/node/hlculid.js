@@ -673,6 +673,8 @@ class Consumer {
     } finally {
       if (signals) { process.off('SIGTERM', onSignal); process.off('SIGINT', onSignal); }
       await this.close();
+      this.#stopping = false; // run() may be called again
+      this.#cancelled = false;
     }
   }
 

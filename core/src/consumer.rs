@@ -233,6 +233,9 @@ impl Consumer {
             }
             full = self.run_once(handler).await? >= self.options.batch_size as usize;
         }
+        // run may be called again
+        self.shared.stopping.store(false, Ordering::SeqCst);
+        self.shared.cancelled.store(false, Ordering::SeqCst);
         Ok(())
     }
 

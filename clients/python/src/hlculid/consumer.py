@@ -99,6 +99,7 @@ class Consumer:
             for s, h in previous.items():
                 signal.signal(s, h)
             self.close()
+            self._stopping = self._cancelled = False  # run() may be called again
 
     def run_once(self, handler: Handler) -> int:
         """One batch (no wait): the number of rows it took (0 when none was readable)."""
