@@ -24,16 +24,17 @@ CREATE TABLE hlculid.hlculid_consumer_positions (
     updated_at timestamptz NOT NULL
 );
 
--- Rows whose handling failed, due again at due_at. `delivered`: given out again by a call whose
--- transaction committed; the consumer's next call clears it (the handler succeeded), unless
--- hlculid_consume_retry scheduled it again in that transaction.
+-- Rows whose handling failed, due again at due_at. `delivered_in`: the transaction that gave the
+-- row out again; once that transaction committed without scheduling it again (the handler
+-- succeeded), the consumer's next call in another transaction clears it (a rollback undoes the
+-- mark; hlculid_consume_retry in that transaction schedules it again, its count kept).
 CREATE TABLE hlculid.hlculid_consumer_retries (
     consumer text NOT NULL REFERENCES hlculid.hlculid_consumer_positions ON DELETE CASCADE,
     id pg_catalog.hlculid NOT NULL,
     attempts int4 NOT NULL,
     due_at timestamptz NOT NULL,
     last_error text,
-    delivered bool NOT NULL DEFAULT false,
+    delivered_in xid8,
     PRIMARY KEY (consumer, id)
 );
 
@@ -284,16 +285,18 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = pg_catalog.format('Pass a row of its table: hlculid_consume(%L, NULL::%s).', $1, c.relation);
     END IF;
-    -- retries given out by a call that committed and not scheduled again: their handling succeeded
+    -- retries given out by another transaction, which committed without scheduling them again:
+    -- their handling succeeded
     DELETE FROM hlculid.hlculid_consumer_retries r
-    WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.delivered;
+    WHERE r.consumer OPERATOR(pg_catalog.=) $1
+      AND r.delivered_in OPERATOR(pg_catalog.<>) pg_catalog.pg_current_xact_id();
     -- first the retries that are due, oldest first
     due := ARRAY(SELECT r.id FROM hlculid.hlculid_consumer_retries r
-                 WHERE r.consumer OPERATOR(pg_catalog.=) $1
+                 WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.delivered_in IS NULL
                    AND r.due_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp()
                  ORDER BY r.due_at, r.id USING OPERATOR(pg_catalog.<) LIMIT $3);
     IF pg_catalog.cardinality(due) OPERATOR(pg_catalog.>) 0 THEN
-        UPDATE hlculid.hlculid_consumer_retries r SET delivered = true
+        UPDATE hlculid.hlculid_consumer_retries r SET delivered_in = pg_catalog.pg_current_xact_id()
         WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) ANY (due);
         RETURN QUERY EXECUTE pg_catalog.format(
             'SELECT t.* FROM %s t JOIN pg_catalog.unnest($1) WITH ORDINALITY d(id, n) ON t.%I OPERATOR(pg_catalog.=) d.id ORDER BY d.n',
@@ -353,11 +356,11 @@ BEGIN
             SET attempts = excluded.attempts, last_error = excluded.last_error, parked_at = excluded.parked_at;
         RETURN false;
     END IF;
-    INSERT INTO hlculid.hlculid_consumer_retries AS r (consumer, id, attempts, due_at, last_error, delivered)
-    VALUES ($1, $2, tries, pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) $3, $4, false)
+    INSERT INTO hlculid.hlculid_consumer_retries AS r (consumer, id, attempts, due_at, last_error, delivered_in)
+    VALUES ($1, $2, tries, pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) $3, $4, NULL)
     ON CONFLICT ON CONSTRAINT hlculid_consumer_retries_pkey DO UPDATE
         SET attempts = excluded.attempts, due_at = excluded.due_at, last_error = excluded.last_error,
-            delivered = false;
+            delivered_in = NULL;
     RETURN true;
 END
 $fn$;
@@ -413,10 +416,10 @@ BEGIN
         DELETE FROM hlculid.hlculid_dead_letters d
         WHERE d.consumer OPERATOR(pg_catalog.=) $1 AND ($2 IS NULL OR d.id OPERATOR(pg_catalog.=) $2)
         RETURNING d.id, d.last_error)
-    INSERT INTO hlculid.hlculid_consumer_retries AS r (consumer, id, attempts, due_at, last_error, delivered)
-    SELECT $1, parked.id, 0, pg_catalog.clock_timestamp(), parked.last_error, false FROM parked
+    INSERT INTO hlculid.hlculid_consumer_retries AS r (consumer, id, attempts, due_at, last_error, delivered_in)
+    SELECT $1, parked.id, 0, pg_catalog.clock_timestamp(), parked.last_error, NULL FROM parked
     ON CONFLICT ON CONSTRAINT hlculid_consumer_retries_pkey DO UPDATE
-        SET attempts = 0, due_at = excluded.due_at, last_error = excluded.last_error, delivered = false;
+        SET attempts = 0, due_at = excluded.due_at, last_error = excluded.last_error, delivered_in = NULL;
     GET DIAGNOSTICS n = ROW_COUNT;
     RETURN n;
 END
@@ -440,7 +443,7 @@ SELECT p.consumer,
                     pg_catalog.hlculid_ts(h.horizon) OPERATOR(pg_catalog.-) pg_catalog.hlculid_ts(p.position))
        END AS lag,
        (SELECT pg_catalog.count(*) FROM hlculid.hlculid_consumer_retries r
-        WHERE r.consumer OPERATOR(pg_catalog.=) p.consumer AND NOT r.delivered) AS pending_retries,
+        WHERE r.consumer OPERATOR(pg_catalog.=) p.consumer AND r.delivered_in IS NULL) AS pending_retries,
        (SELECT pg_catalog.count(*) FROM hlculid.hlculid_dead_letters d
         WHERE d.consumer OPERATOR(pg_catalog.=) p.consumer) AS dead_letters,
        o.pid AS held_by_pid,

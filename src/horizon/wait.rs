@@ -22,7 +22,7 @@ use crate::clock::shared as shmem;
 use crate::horizon::prepared as prepared_holds;
 use crate::types::datum::Hlculid;
 use pgrx::prelude::*;
-use std::ffi::CStr;
+use std::ffi::{CStr, CString};
 use std::sync::atomic::{fence, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -291,6 +291,87 @@ fn fresh_query(sql: &CStr, args: &[Arg], ncols: usize) -> Vec<Option<pg_sys::Dat
     }
 }
 
+/// [`fresh_query`] for one text column of the first row (copied out before SPI_finish).
+fn fresh_text(sql: &CStr, args: &[Arg]) -> Option<String> {
+    let mut types: Vec<pg_sys::Oid> = args.iter().map(|a| a.0).collect();
+    let mut values: Vec<pg_sys::Datum> = args
+        .iter()
+        .map(|a| a.1.unwrap_or(pg_sys::Datum::from(0)))
+        .collect();
+    let nulls: Vec<core::ffi::c_char> = args
+        .iter()
+        .map(|a| if a.1.is_some() { b' ' } else { b'n' } as core::ffi::c_char)
+        .collect();
+    // SAFETY: as in fresh_query; the text is copied into a Rust String before SPI_finish frees
+    // the tuple table.
+    unsafe {
+        pg_sys::SPI_connect();
+        let rc = pg_sys::SPI_execute_with_args(
+            sql.as_ptr(),
+            args.len() as _,
+            types.as_mut_ptr(),
+            values.as_mut_ptr(),
+            nulls.as_ptr(),
+            true,
+            1,
+        );
+        let table = pg_sys::SPI_tuptable;
+        let mut out = None;
+        if rc == pg_sys::SPI_OK_SELECT as i32 && !table.is_null() && pg_sys::SPI_processed > 0 {
+            let mut isnull = false;
+            let d = pg_sys::SPI_getbinval(*(*table).vals, (*table).tupdesc, 1, &mut isnull);
+            out = String::from_datum(d, isnull);
+        }
+        pg_sys::SPI_finish();
+        out
+    }
+}
+
+/// The table of `row_type` and `id_column`, quoted for a query's text: `"schema"."table"`,
+/// `"column"` (None for a table that is gone). For the cheap re-checks, once a full check
+/// (through `hlculid_read`, which checks the table, the column and the transaction) passed.
+fn quoted_names(row_type: pg_sys::Oid, id_column: &str) -> Option<(String, String)> {
+    let column = pgrx::datum::IntoDatum::into_datum(id_column);
+    let both = fresh_text(
+        c"SELECT pg_catalog.format('%I.%I %I', n.nspname, c.relname, $2) \
+          FROM pg_catalog.pg_type t JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.typrelid \
+          JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
+          WHERE t.oid OPERATOR(pg_catalog.=) $1",
+        &[
+            (pg_sys::OIDOID, Some(pg_sys::Datum::from(row_type))),
+            (pg_sys::TEXTOID, column),
+        ],
+    )?;
+    // a quoted identifier may hold spaces, but never an unquoted one: split at the last space
+    // outside quotes, which %I puts between the two
+    let split = split_last_unquoted_space(&both)?;
+    Some((both[..split].to_owned(), both[split + 1..].to_owned()))
+}
+
+fn split_last_unquoted_space(s: &str) -> Option<usize> {
+    let mut quoted = false;
+    let mut at = None;
+    for (i, ch) in s.char_indices() {
+        match ch {
+            '"' => quoted = !quoted,
+            ' ' if !quoted => at = Some(i),
+            _ => {}
+        }
+    }
+    at
+}
+
+/// The cheap re-check on a table of this server: rows after `$1` below the horizon `$2`, the
+/// horizon taken in Rust before the query's new snapshot (the two-statement rule).
+fn fast_check_query(row_type: pg_sys::Oid, id_column: &str) -> Option<CString> {
+    let (table, column) = quoted_names(row_type, id_column)?;
+    CString::new(format!(
+        "SELECT EXISTS (SELECT FROM {table} t WHERE ($1 IS NULL OR t.{column} OPERATOR(pg_catalog.>) $1) \
+         AND t.{column} OPERATOR(pg_catalog.<) $2)"
+    ))
+    .ok()
+}
+
 fn hlculid_arg(id: Option<Hlculid>) -> Arg {
     (
         Hlculid::type_oid(),
@@ -323,19 +404,49 @@ fn hlculid_wait(
     let timeout = timeout_of("hlculid_wait", timeout);
     // SAFETY: the call's own fcinfo, whose flinfo knows the argument's resolved type.
     let row_type = unsafe { pg_sys::get_fn_expr_argtype((*fcinfo).flinfo, 0) };
-    let cap = citus_table(row_type).then_some(CITUS_RECHECK);
+    let citus = citus_table(row_type);
+    let cap = citus.then_some(CITUS_RECHECK);
     let args = [(row_type, None), hlculid_arg(after)];
+    // the first check is hlculid_read itself (its errors are ours); then, on a table of this
+    // server, the cheap query, and none at all while the horizon has not moved (no row can have
+    // become readable below an unchanged horizon)
+    let mut fast: Option<(CString, u64)> = None;
     wait_loop(timeout, cap, || {
+        if let Some((query, last)) = &mut fast {
+            let h = crate::horizon::server::compute();
+            if h == *last {
+                return Found {
+                    ready: false,
+                    due_in: None,
+                };
+            }
+            *last = h;
+            let found = fresh_query(query, &[args[1], horizon_at(h)], 1);
+            return Found {
+                ready: found[0].is_some_and(|d| d.value() != 0),
+                due_in: None,
+            };
+        }
+        let h = (!citus).then(crate::horizon::server::compute);
         let found = fresh_query(
             c"SELECT EXISTS (SELECT FROM pg_catalog.hlculid_read($1, $2, 1))",
             &args,
             1,
         );
+        if let Some(h) = h {
+            fast = fast_check_query(row_type, "id").map(|q| (q, h));
+        }
         Found {
             ready: found[0].is_some_and(|d| d.value() != 0),
             due_in: None,
         }
     })
+}
+
+fn horizon_at(h: u64) -> Arg {
+    hlculid_arg(Some(Hlculid(hlculid_core::Id::from_u128(
+        u128::from(h) << 64,
+    ))))
 }
 
 /// SQL `hlculid_consumer_wait(consumer, timeout)`: true as soon as `hlculid_consume` would
@@ -376,25 +487,28 @@ fn hlculid_consumer_wait(
         not_owner(consumer);
     }
     let row_type = pg_sys::Oid::from(row_type.value() as u32);
-    let cap = citus_table(row_type).then_some(CITUS_RECHECK);
+    let citus = citus_table(row_type);
+    let cap = citus.then_some(CITUS_RECHECK);
     let args = [name_arg, (row_type, None)];
+    // the first check reads through hlculid_read (its errors are ours); then, on a table of
+    // this server, the same with the horizon taken here and the table read directly
+    let mut fast: Option<CString> = None;
     wait_loop(timeout, cap, || {
         // the consumer's row read again each time (a reset moves it); gone: an error
-        let found = fresh_query(
-            c"SELECT c.consumer IS NOT NULL, \
-                 EXISTS (SELECT FROM hlculid.hlculid_consumer_retries r \
-                         WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND NOT r.delivered \
-                           AND r.due_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp()) \
-                 OR EXISTS (SELECT FROM pg_catalog.hlculid_read($2, c.position, 1, c.id_column)), \
-                 (SELECT pg_catalog.date_part('epoch'::pg_catalog.text, \
-                          pg_catalog.min(r.due_at) OPERATOR(pg_catalog.-) pg_catalog.clock_timestamp()) \
-                  FROM hlculid.hlculid_consumer_retries r \
-                  WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND NOT r.delivered) \
-               FROM (SELECT) one LEFT JOIN hlculid.hlculid_consumer_positions c \
-                 ON c.consumer OPERATOR(pg_catalog.=) $1",
-            &args,
-            3,
-        );
+        let found = match &fast {
+            Some(query) => fresh_query(
+                query,
+                &[args[0], horizon_at(crate::horizon::server::compute())],
+                3,
+            ),
+            None => {
+                let found = fresh_query(&consumer_check(CONSUMER_FULL_READ), &args, 3);
+                if !citus {
+                    fast = consumer_fast_read(row_type, &args[0]).map(|read| consumer_check(&read));
+                }
+                found
+            }
+        };
         if found[0].is_none_or(|d| d.value() == 0) {
             UserError::new(
                 Condition::UndefinedConsumer,
@@ -413,6 +527,44 @@ fn hlculid_consumer_wait(
             due_in,
         }
     })
+}
+
+/// The read of a consumer's check through `hlculid_read` (`$2`: the table's row type).
+const CONSUMER_FULL_READ: &str =
+    "EXISTS (SELECT FROM pg_catalog.hlculid_read($2, c.position, 1, c.id_column))";
+
+/// A consumer's check: (it exists, a retry is due or `read` finds a row, seconds until the
+/// next retry is due), `$1` its name.
+fn consumer_check(read: &str) -> CString {
+    CString::new(format!(
+        "SELECT c.consumer IS NOT NULL, \
+            EXISTS (SELECT FROM hlculid.hlculid_consumer_retries r \
+                    WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.delivered_in IS NULL \
+                      AND r.due_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp()) \
+            OR (CASE WHEN c.consumer IS NULL THEN false ELSE {read} END), \
+            (SELECT pg_catalog.date_part('epoch'::pg_catalog.text, \
+                     pg_catalog.min(r.due_at) OPERATOR(pg_catalog.-) pg_catalog.clock_timestamp()) \
+             FROM hlculid.hlculid_consumer_retries r \
+             WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.delivered_in IS NULL) \
+          FROM (SELECT) one LEFT JOIN hlculid.hlculid_consumer_positions c \
+            ON c.consumer OPERATOR(pg_catalog.=) $1"
+    ))
+    .unwrap_or_default()
+}
+
+/// The direct read of a consumer's check on a table of this server (`$2`: the horizon taken
+/// before the query), with the consumer's id column as it is now.
+fn consumer_fast_read(row_type: pg_sys::Oid, name: &Arg) -> Option<String> {
+    let column = fresh_text(
+        c"SELECT c.id_column::pg_catalog.text FROM hlculid.hlculid_consumer_positions c \
+          WHERE c.consumer OPERATOR(pg_catalog.=) $1",
+        std::slice::from_ref(name),
+    )?;
+    let (table, column) = quoted_names(row_type, &column)?;
+    Some(format!(
+        "EXISTS (SELECT FROM {table} t WHERE (c.position IS NULL OR t.{column} OPERATOR(pg_catalog.>) c.position) \
+         AND t.{column} OPERATOR(pg_catalog.<) $2)"
+    ))
 }
 
 fn not_owner(consumer: &str) -> ! {
