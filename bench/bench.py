@@ -7,7 +7,8 @@ ratios. Run through scripts/bench.sh, which installs a release build first.
            [--out DIR] [--baseline PG_CONFIG]
 
 A full run over several majors runs every workload on the newest and, on the others, the two
-whose peers differ between majors (generation, text I/O): under 20 minutes on the 2-core VM. The
+whose peers differ between majors (generation, text I/O); the subscriptions run on 15, where PgQ
+is packaged: under 30 minutes on the 2-core VM (the subscriptions about 10 of them). The
 client generators (clients) need no server: they run once, after the majors.
 --quick uses small sizes on every major given and checks no thresholds: it proves the suite
 still runs (make test).
