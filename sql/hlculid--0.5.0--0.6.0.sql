@@ -27,6 +27,49 @@ END $$;
 -- tests/integration/test_docs.py).
 COMMENT ON FUNCTION pg_catalog.hlculid_acting_as_owner(pg_catalog.oid) IS 'internal: whether the current user is the owner of the table inside a security-restricted operation (what the partition helpers'' and the backfill''s bodies check)';
 
+-- == the holders' lag, from each holder's first id ==
+-- 0.5.0's lag ran from the clock's value at the transaction's start, which on an idle server is
+-- the last id made, long before (docs/monitoring.md). hlculid_horizon_holds() keeps its shape.
+SET LOCAL search_path = pg_catalog, pg_temp;
+CREATE  FUNCTION "hlculid_horizon_holds_since"() RETURNS TABLE (
+	"pid" INT,  /* Option < i32 > */
+	"transaction" bigint,  /* Option < i64 > */
+	"holds_at" hlculid,  /* Hlculid */
+	"since" timestamp with time zone  /* Option < TimestampWithTimeZone > */
+)
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_since_wrapper';
+
+-- What holds this server's horizon back, with what a DBA needs to end it (0.4.0; 0.6.0: `lag`
+-- and `since`). `lag` is how long the holder has held readers back: from when its transaction
+-- made its first id (hlculid_horizon_holds_since(), kept in the backend's slot and in the
+-- prepared transaction's hold), else from its PREPARE (a hold reloaded at a start keeps no time).
+-- 0.5.0 measured it from the time of `holds_at`, the clock's last value when the transaction
+-- began: on an idle server that is the last id made, seconds or hours before, and a transaction
+-- 0.5 s old showed a lag of that age. One source: the install script takes it through
+-- src/horizons.rs, the 0.5.0 -> 0.6.0 update includes it (CREATE OR REPLACE keeps the view's OID,
+-- grants and comment; `since` is a column added at the end).
+CREATE OR REPLACE VIEW hlculid.hlculid_horizon_holders AS
+SELECT h.pid,
+       a.xact_start,
+       a.state,
+       h.transaction AS prepared_xid,
+       p.gid,
+       h.holds_at,
+       pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) COALESCE(h.since, p.prepared) AS lag,
+       COALESCE(h.since, p.prepared) AS since
+FROM pg_catalog.hlculid_horizon_holds_since() h
+LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) h.pid
+LEFT JOIN pg_catalog.pg_prepared_xacts p
+       ON p.transaction::pg_catalog.text OPERATOR(pg_catalog.=) h.transaction::pg_catalog.text;
+
+COMMENT ON VIEW hlculid.hlculid_horizon_holders IS 'what holds this server''s horizon back: sessions and prepared transactions, since when (their first id), how long (lag)';
+COMMENT ON FUNCTION hlculid_horizon_holds_since() IS 'hlculid_horizon_holds() with since: when each holder''s transaction made its first id (NULL for a prepared transaction reloaded at a start)';
+-- As hlculid_horizon_holds() (horizon_grants.sql): other sessions' pids and xids, for pg_monitor.
+REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds_since() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION hlculid_horizon_holds_since() TO pg_monitor;
+
 -- == subscriptions (issue 39) ==
 -- Waits that wake on commit (Rust, src/horizon/wait.rs), then the named consumers' tables, functions
 -- and view (sql/src/consumers.sql, the install script's text).
@@ -73,16 +116,17 @@ CREATE TABLE hlculid.hlculid_consumer_positions (
     updated_at timestamptz NOT NULL
 );
 
--- Rows whose handling failed, due again at due_at. `delivered`: given out again by a call whose
--- transaction committed; the consumer's next call clears it (the handler succeeded), unless
--- hlculid_consume_retry scheduled it again in that transaction.
+-- Rows whose handling failed, due again at due_at. `delivered_in`: the transaction that gave the
+-- row out again; once that transaction committed without scheduling it again (the handler
+-- succeeded), the consumer's next call in another transaction clears it (a rollback undoes the
+-- mark; hlculid_consume_retry in that transaction schedules it again, its count kept).
 CREATE TABLE hlculid.hlculid_consumer_retries (
     consumer text NOT NULL REFERENCES hlculid.hlculid_consumer_positions ON DELETE CASCADE,
     id pg_catalog.hlculid NOT NULL,
     attempts int4 NOT NULL,
     due_at timestamptz NOT NULL,
     last_error text,
-    delivered bool NOT NULL DEFAULT false,
+    delivered_in xid8,
     PRIMARY KEY (consumer, id)
 );
 
@@ -333,16 +377,18 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = pg_catalog.format('Pass a row of its table: hlculid_consume(%L, NULL::%s).', $1, c.relation);
     END IF;
-    -- retries given out by a call that committed and not scheduled again: their handling succeeded
+    -- retries given out by another transaction, which committed without scheduling them again:
+    -- their handling succeeded
     DELETE FROM hlculid.hlculid_consumer_retries r
-    WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.delivered;
+    WHERE r.consumer OPERATOR(pg_catalog.=) $1
+      AND r.delivered_in OPERATOR(pg_catalog.<>) pg_catalog.pg_current_xact_id();
     -- first the retries that are due, oldest first
     due := ARRAY(SELECT r.id FROM hlculid.hlculid_consumer_retries r
-                 WHERE r.consumer OPERATOR(pg_catalog.=) $1
+                 WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.delivered_in IS NULL
                    AND r.due_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp()
                  ORDER BY r.due_at, r.id USING OPERATOR(pg_catalog.<) LIMIT $3);
     IF pg_catalog.cardinality(due) OPERATOR(pg_catalog.>) 0 THEN
-        UPDATE hlculid.hlculid_consumer_retries r SET delivered = true
+        UPDATE hlculid.hlculid_consumer_retries r SET delivered_in = pg_catalog.pg_current_xact_id()
         WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) ANY (due);
         RETURN QUERY EXECUTE pg_catalog.format(
             'SELECT t.* FROM %s t JOIN pg_catalog.unnest($1) WITH ORDINALITY d(id, n) ON t.%I OPERATOR(pg_catalog.=) d.id ORDER BY d.n',
@@ -402,11 +448,11 @@ BEGIN
             SET attempts = excluded.attempts, last_error = excluded.last_error, parked_at = excluded.parked_at;
         RETURN false;
     END IF;
-    INSERT INTO hlculid.hlculid_consumer_retries AS r (consumer, id, attempts, due_at, last_error, delivered)
-    VALUES ($1, $2, tries, pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) $3, $4, false)
+    INSERT INTO hlculid.hlculid_consumer_retries AS r (consumer, id, attempts, due_at, last_error, delivered_in)
+    VALUES ($1, $2, tries, pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) $3, $4, NULL)
     ON CONFLICT ON CONSTRAINT hlculid_consumer_retries_pkey DO UPDATE
         SET attempts = excluded.attempts, due_at = excluded.due_at, last_error = excluded.last_error,
-            delivered = false;
+            delivered_in = NULL;
     RETURN true;
 END
 $fn$;
@@ -462,10 +508,10 @@ BEGIN
         DELETE FROM hlculid.hlculid_dead_letters d
         WHERE d.consumer OPERATOR(pg_catalog.=) $1 AND ($2 IS NULL OR d.id OPERATOR(pg_catalog.=) $2)
         RETURNING d.id, d.last_error)
-    INSERT INTO hlculid.hlculid_consumer_retries AS r (consumer, id, attempts, due_at, last_error, delivered)
-    SELECT $1, parked.id, 0, pg_catalog.clock_timestamp(), parked.last_error, false FROM parked
+    INSERT INTO hlculid.hlculid_consumer_retries AS r (consumer, id, attempts, due_at, last_error, delivered_in)
+    SELECT $1, parked.id, 0, pg_catalog.clock_timestamp(), parked.last_error, NULL FROM parked
     ON CONFLICT ON CONSTRAINT hlculid_consumer_retries_pkey DO UPDATE
-        SET attempts = 0, due_at = excluded.due_at, last_error = excluded.last_error, delivered = false;
+        SET attempts = 0, due_at = excluded.due_at, last_error = excluded.last_error, delivered_in = NULL;
     GET DIAGNOSTICS n = ROW_COUNT;
     RETURN n;
 END
@@ -489,7 +535,7 @@ SELECT p.consumer,
                     pg_catalog.hlculid_ts(h.horizon) OPERATOR(pg_catalog.-) pg_catalog.hlculid_ts(p.position))
        END AS lag,
        (SELECT pg_catalog.count(*) FROM hlculid.hlculid_consumer_retries r
-        WHERE r.consumer OPERATOR(pg_catalog.=) p.consumer AND NOT r.delivered) AS pending_retries,
+        WHERE r.consumer OPERATOR(pg_catalog.=) p.consumer AND r.delivered_in IS NULL) AS pending_retries,
        (SELECT pg_catalog.count(*) FROM hlculid.hlculid_dead_letters d
         WHERE d.consumer OPERATOR(pg_catalog.=) p.consumer) AS dead_letters,
        o.pid AS held_by_pid,
@@ -503,7 +549,7 @@ CROSS JOIN LATERAL (
                 THEN pg_catalog.hlculid_horizon() END AS horizon) h
 LEFT JOIN LATERAL (
     SELECT x.pid,
-           coalesce(pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) x.xact_start, x.lag) AS held_for
+           x.lag AS held_for
     FROM hlculid.hlculid_horizon_holders x
     ORDER BY x.holds_at USING OPERATOR(pg_catalog.<) LIMIT 1) o ON true;
 
