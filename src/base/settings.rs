@@ -186,9 +186,6 @@ pub fn publisher() -> (u16, PublisherSource) {
     if source == PublisherSource::InvalidSetting {
         raise_invalid_publisher();
     }
-    if crate::horizon::cluster_worker::refusing() {
-        crate::horizon::cluster_worker::raise_refused();
-    }
     (id, source)
 }
 
@@ -210,7 +207,7 @@ fn raise_invalid_publisher() -> ! {
 /// which raises.
 #[inline]
 pub fn publisher_fast() -> Option<u16> {
-    if PUBLISHER_INVALID.get().is_some() || crate::horizon::cluster_worker::refusing() {
+    if PUBLISHER_INVALID.get().is_some() {
         return None;
     }
     // SAFETY: the setting's storage is only written by PostgreSQL's GUC code, on this thread.

@@ -1,7 +1,6 @@
 //! `hlculid_generate_at()`: ids for a given time, for backfills. The shared clock is not touched.
 
 use crate::base::backend_local::{random48, BackendLocal};
-use crate::base::settings;
 use crate::clock::durable;
 use crate::clock::shared;
 use crate::types::datum::Hlculid;
@@ -30,7 +29,7 @@ fn hlculid_generate_at(ts: TimestampWithTimeZone) -> Hlculid {
     };
     Hlculid(Id::from_logical(
         logical,
-        settings::publisher().0,
+        crate::generate::publisher().0,
         random48(),
     ))
 }

@@ -2,9 +2,10 @@
 
 use crate::base::backend_local::{random48, random48_ready, BackendLocal};
 use crate::base::pg_c;
-use crate::base::settings;
+use crate::base::process;
 use crate::clock::durable::{self, now_ms};
 use crate::clock::shared;
+use crate::generate::take;
 use crate::horizon::slots;
 use crate::types::datum::Hlculid;
 use hlculid_core::clock::{ClockError, Tick, FULL_COUNTER};
@@ -32,12 +33,12 @@ static PENDING: BackendLocal<Option<(u64, Result<Tick, ClockError>)>> = BackendL
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hlculid_generate_fast(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
     // Holding the horizon's slot is one branch once the transaction holds it.
-    if shared::preloaded() && slots::hold_fast() {
+    if process::preloaded() && slots::hold_fast() {
         let (now, first) = shared::clock_preloaded().tick_reading(now_ms);
         if let Ok(t) = first {
             if t.backward_step_ms.is_none() {
                 if let (Some(random), Some(publisher)) =
-                    (random48_ready(), settings::publisher_fast())
+                    (random48_ready(), crate::generate::publisher_fast())
                 {
                     // SAFETY: inside a function call; a NULL result is handled below.
                     let p = unsafe { pg_c::alloc_no_raise(16) };
@@ -66,11 +67,11 @@ fn hlculid_generate_slow() -> Hlculid {
     // SAFETY: the backend's thread; the closure only takes.
     let t = match unsafe { PENDING.with(|p| p.take()) } {
         Some((now, first)) => durable::settle(first, now),
-        None => durable::take(1),
+        None => take::take(1),
     };
     Hlculid(Id::from_logical(
         t.logical,
-        settings::publisher().0,
+        crate::generate::publisher().0,
         random48(),
     ))
 }
@@ -102,9 +103,9 @@ pub unsafe extern "C-unwind" fn hlculid_generate_n(
     // SAFETY: the function is STRICT and declared with one int4 argument.
     let n = unsafe { pgrx::fcinfo::pg_getarg::<i32>(fcinfo, 0) }.unwrap_or(0);
     // the clock refuses a count outside its batch limit (1 to MAX_BATCH), taking nothing
-    let t = durable::take_batch_for("hlculid_generate_n", n, FULL_COUNTER);
+    let t = take::take_batch_for("hlculid_generate_n", n, FULL_COUNTER);
     let n = n as usize;
-    let publisher = settings::publisher().0;
+    let publisher = crate::generate::publisher().0;
     // The element type from the function's own declared result (hlculid[] in the extension's
     // schema), never by name through the caller's search_path.
     // SAFETY: fcinfo and its flinfo are valid for the call; both are syscache lookups of OIDs
