@@ -288,7 +288,7 @@ struct Candidate {
 const ROUND_SQL: &CStr = c"SELECT CASE WHEN t.transaction_number IS NOT NULL \
             THEN pg_catalog.format('transaction %s:%s', t.initiator_node_identifier, t.transaction_number) END \
    FROM pg_catalog.get_all_active_transactions() t \
-  WHERE t.transaction_number IS DISTINCT FROM 0 \
+  WHERE t.transaction_number IS NULL OR t.transaction_number OPERATOR(pg_catalog.<>) 0 \
  UNION ALL \
  SELECT pg_catalog.format('prepared %s:%s', (SELECT l.groupid FROM pg_catalog.pg_dist_local_group l), p.gid) \
    FROM pg_catalog.pg_prepared_xacts p \
