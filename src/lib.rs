@@ -38,6 +38,7 @@
 //! | | `published` | the `hlculid.hlculid_horizons` table, `hlculid_advance_horizon`, `hlculid_publish_horizon` |
 //! | | `publisher` | the workers writing this server's row |
 //! | | `readers` | `hlculid_watermark` and the readers (`hlculid_read*`) |
+//! | | `read_committed` | the one READ COMMITTED rule of the horizon, watermark and readers (`hlculid_require_read_committed`) |
 //! | | `cluster` | readers on Citus: the cluster horizon |
 //! | `generate/` | `ids` | `hlculid_generate()`, `hlculid_generate_n()` |
 //! | | `bigint` | `hlculid_generate_bigint()`, `hlculid_generate_bigint_n()` |

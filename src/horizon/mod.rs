@@ -4,6 +4,7 @@ pub mod cluster;
 pub mod prepared;
 pub mod published;
 pub mod publisher;
+pub mod read_committed;
 pub mod readers;
 pub mod server;
 pub mod slots;
