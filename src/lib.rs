@@ -15,7 +15,9 @@
 //! | `types/` | `datum` | the `hlculid` type: its 16-byte datum |
 //! | | `io` | text and binary I/O, the casts between the same 16 bytes |
 //! | | `ops`, `ops_uuid` | comparisons, opclasses, aggregates; the cross-type ones with `uuid` |
-//! | | `window` | `<@` / `@>` time windows: estimator and planner support |
+//! | | `window` | `<@` / `@>` time windows: the functions and their SQL |
+//! | | `window::estimate` | the restriction estimator of `<@` |
+//! | | `window::support` | the planner support function: index conditions |
 //! | | `extract` | fields of an id, ids from fields and times |
 //! | | `timestamps` | timestamptz and an id's millisecond, both ways; 22008 for a time an id cannot hold |
 //! | | `record` | records of pass-by-value fields from hand-written functions (`hlculid_decode`) |
