@@ -354,7 +354,7 @@ def test_a_holders_lag_runs_from_its_first_id_whatever_the_clock_did(make_cluste
     last value, seconds old (0.5.0's lag, `clock_timestamp() - hlculid_ts(holds_at)`, showed that
     age); after an id from the future (hlculid_observe) the clock runs ahead of the wall clock
     (0.5.0's lag went negative). A prepared transaction keeps its time; one reloaded at a restart
-    counts from its PREPARE."""
+    counts from its PREPARE; one replayed from WAL after a crash keeps its time."""
     c = make_cluster("horizon-lag", conf=CONF + ("hlculid.max_clock_skew = '2s'",)).start()
     setup(c)
     c.sql("INSERT INTO ev (w, n) VALUES (0, 0)")
@@ -406,4 +406,15 @@ def test_a_holders_lag_runs_from_its_first_id_whatever_the_clock_did(make_cluste
                    WHERE v.gid = 'lag' AND p.gid = 'lag'""")
     assert row and row[0][0] and row[0][1] and row[0][2] >= 0, row
     c.sql("ROLLBACK PREPARED 'lag'")
+    # after a crash, replay of the hold's WAL record (which carries the time) restores `since`
+    with c.connect(autocommit=False) as p:
+        p.execute("INSERT INTO ev (w, n) VALUES (4, 1)")
+        time.sleep(0.3)
+        p.execute("PREPARE TRANSACTION 'lag2'")
+    before = c.one("SELECT since FROM hlculid_horizon_holds_since() WHERE transaction IS NOT NULL")
+    c.kill9_all()
+    c.start()
+    c.wait_ready()
+    assert c.one("SELECT since FROM hlculid_horizon_holds_since() WHERE transaction IS NOT NULL") == before
+    c.sql("ROLLBACK PREPARED 'lag2'")
     assert c.one("SELECT count(*) FROM hlculid.hlculid_horizon_holders") == 0
