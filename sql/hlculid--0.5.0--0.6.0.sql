@@ -47,9 +47,9 @@ AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_since_wrapper';
 -- prepared transaction's hold), else from its PREPARE (a hold reloaded at a start keeps no time).
 -- 0.5.0 measured it from the time of `holds_at`, the clock's last value when the transaction
 -- began: on an idle server that is the last id made, seconds or hours before, and a transaction
--- 0.5 s old showed a lag of that age. One source: the install script takes it through
--- src/horizons.rs, the 0.5.0 -> 0.6.0 update includes it (CREATE OR REPLACE keeps the view's OID,
--- grants and comment; `since` is a column added at the end).
+-- 0.5 s old showed a lag of that age. One source: the install script takes it through the
+-- module src/horizon/published.rs, the 0.5.0 -> 0.6.0 update includes it (CREATE OR REPLACE
+-- keeps the view's OID, grants and comment; `since` is a column added at the end).
 CREATE OR REPLACE VIEW hlculid.hlculid_horizon_holders AS
 SELECT h.pid,
        a.xact_start,
@@ -82,18 +82,18 @@ VOLATILE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_require_read_committed_wrapper';
 
--- The readers (0.4.0; all CREATE OR REPLACE since 0.6.0, so that the install script, through
--- src/horizon/readers.rs after horizons.sql, and the upgrade scripts from 0.4.0 and 0.5.0, which
--- keep OIDs and grants, share one text): the watermark across publishers, and the helpers that take a bound in
--- one statement and read below it in the next. Objects outside the extension are
+-- The readers (0.4.0; all CREATE OR REPLACE since 0.6.0, so that the install script, through the
+-- module src/horizon/readers.rs after horizons.sql, and the upgrade scripts from 0.4.0 and 0.5.0,
+-- which keep OIDs and grants, share one text): the watermark across publishers, and the helpers
+-- that take a bound in one statement and read below it in the next. Objects outside the extension are
 -- schema-qualified; the extension's own through pg_catalog.
 
 -- The smallest horizon of the publishers named (NULL: every row, and this server's own live
 -- horizon when it makes ids, its idle clock caught up since 0.5.0). NULL, never a value too
 -- high, while a named publisher has no row or a subscription of this database has a table not
 -- yet synchronised. An error under REPEATABLE READ (0.5.0): the transaction's snapshot predates
--- the rows and the live horizon it reads, as for hlculid_horizon() (one check since 0.6.0,
--- src/horizon/read_committed.rs).
+-- the rows and the live horizon it reads, as for hlculid_horizon() (one check since 0.6.0, in
+-- the module src/horizon/read_committed.rs).
 CREATE OR REPLACE FUNCTION hlculid_watermark(publishers int4[] DEFAULT NULL)
 RETURNS pg_catalog.hlculid
 LANGUAGE plpgsql VOLATILE

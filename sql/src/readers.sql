@@ -1,15 +1,15 @@
--- The readers (0.4.0; all CREATE OR REPLACE since 0.6.0, so that the install script, through
--- src/horizon/readers.rs after horizons.sql, and the upgrade scripts from 0.4.0 and 0.5.0, which
--- keep OIDs and grants, share one text): the watermark across publishers, and the helpers that take a bound in
--- one statement and read below it in the next. Objects outside the extension are
+-- The readers (0.4.0; all CREATE OR REPLACE since 0.6.0, so that the install script, through the
+-- module src/horizon/readers.rs after horizons.sql, and the upgrade scripts from 0.4.0 and 0.5.0,
+-- which keep OIDs and grants, share one text): the watermark across publishers, and the helpers
+-- that take a bound in one statement and read below it in the next. Objects outside the extension are
 -- schema-qualified; the extension's own through pg_catalog.
 
 -- The smallest horizon of the publishers named (NULL: every row, and this server's own live
 -- horizon when it makes ids, its idle clock caught up since 0.5.0). NULL, never a value too
 -- high, while a named publisher has no row or a subscription of this database has a table not
 -- yet synchronised. An error under REPEATABLE READ (0.5.0): the transaction's snapshot predates
--- the rows and the live horizon it reads, as for hlculid_horizon() (one check since 0.6.0,
--- src/horizon/read_committed.rs).
+-- the rows and the live horizon it reads, as for hlculid_horizon() (one check since 0.6.0, in
+-- the module src/horizon/read_committed.rs).
 CREATE OR REPLACE FUNCTION hlculid_watermark(publishers int4[] DEFAULT NULL)
 RETURNS pg_catalog.hlculid
 LANGUAGE plpgsql VOLATILE
