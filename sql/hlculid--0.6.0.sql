@@ -12,6 +12,29 @@ CREATE TYPE hlculid; -- shell, completed below once its I/O functions exist
 /* </end connected objects> */
 
 /* <begin connected objects> */
+-- requires:
+--   hlculid_shell
+
+
+CREATE FUNCTION hlculid_recv("internal" internal) RETURNS hlculid
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_recv_wrapper';
+CREATE FUNCTION hlculid_send(v hlculid) RETURNS bytea
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_send_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_shell
+
+
+CREATE FUNCTION hlculid_out(v hlculid) RETURNS cstring
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_out_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 
 CREATE  FUNCTION "hlculid_generate_bigint"() RETURNS bigint /* i64 */
 STRICT VOLATILE PARALLEL RESTRICTED
@@ -26,29 +49,6 @@ CREATE FUNCTION hlculid_bigint_decode(id bigint,
 RETURNS record
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_shell
-
-
-CREATE FUNCTION hlculid_out(v hlculid) RETURNS cstring
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_out_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_shell
-
-
-CREATE FUNCTION hlculid_recv("internal" internal) RETURNS hlculid
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_recv_wrapper';
-CREATE FUNCTION hlculid_send(v hlculid) RETURNS bytea
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_send_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -137,6 +137,16 @@ AS 'MODULE_PATHNAME', 'hlculid_clock_bound_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
+CREATE  FUNCTION "hlculid_consumer_wait"(
+	"consumer" TEXT, /* Option < & str > */
+	"timeout" interval DEFAULT '30 s' /* Option < Interval > */
+) RETURNS bool /* bool */
+VOLATILE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_consumer_wait_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
@@ -202,6 +212,16 @@ COMMENT ON TYPE hlculid IS '128-bit time-ordered id: 48-bit Unix ms, 16-bit hybr
 --   hlculid_type
 
 
+CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_from_uuid_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
 CREATE FUNCTION "hlculid_eq"("a" hlculid, "b" hlculid) RETURNS bool
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_eq_wrapper';
@@ -253,6 +273,16 @@ CREATE OPERATOR >= (
 CREATE FUNCTION "hlculid_cmp"("a" hlculid, "b" hlculid) RETURNS INT
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_cmp_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_to_ulid_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -702,16 +732,6 @@ COMMENT ON FUNCTION hlculid_drop_partitions_as_owner(regclass, timestamptz, bool
 --   hlculid_type
 
 
-CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_to_ulid_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
 CREATE FUNCTION hlculid_generate() RETURNS hlculid
     STRICT VOLATILE PARALLEL RESTRICTED
     LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
@@ -728,127 +748,13 @@ CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_from_uuid_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_ge_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_ge_uuid_wrapper';
-
-CREATE OPERATOR >= (
-	PROCEDURE="hlculid_ge_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = <=,
-	NEGATOR = <,
-	RESTRICT = scalargesel,
-	JOIN = scalargejoinsel
-);
-/* </end connected objects> */
-
-/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid /* Option < Hlculid > */
+	"floor" hlculid, /* Option < Hlculid > */
+	"allow_future" bool /* Option < bool > */
 ) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE
+VOLATILE PARALLEL UNSAFE 
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash"(
-	"v" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_holds_since"() RETURNS TABLE (
-	"pid" INT,  /* Option < i32 > */
-	"transaction" bigint,  /* Option < i64 > */
-	"holds_at" hlculid,  /* Hlculid */
-	"since" timestamp with time zone  /* Option < TimestampWithTimeZone > */
-)
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_since_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_gt_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_gt_uuid_wrapper';
-
-CREATE OPERATOR > (
-	PROCEDURE="hlculid_gt_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = <,
-	NEGATOR = <=,
-	RESTRICT = scalargtsel,
-	JOIN = scalargtjoinsel
-);
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
-	"pid" INT,  /* Option < i32 > */
-	"transaction" bigint,  /* Option < i64 > */
-	"holds_at" hlculid  /* Hlculid */
-)
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1141,23 +1047,10 @@ COMMENT ON FUNCTION hlculid_backfill_update(regclass, text, oid[], text[], hlcul
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid, /* Option < Hlculid > */
-	"allow_future" bool /* Option < bool > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE 
+CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_clock_recover
---   hlculid_clock_recover_allowing
-
-
-REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
-REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
+AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1181,12 +1074,29 @@ CREATE OPERATOR = (
 /* </end connected objects> */
 
 /* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_from_bigint"(
 	"id" bigint /* i64 */
 ) RETURNS hlculid /* Hlculid */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_counter"(
+	"id" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1211,12 +1121,23 @@ AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_at"(
-	"ts" timestamp with time zone /* TimestampWithTimeZone */
-) RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
+CREATE  FUNCTION "hlculid_gt_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_gt_uuid_wrapper';
+
+CREATE OPERATOR > (
+	PROCEDURE="hlculid_gt_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = <,
+	NEGATOR = <=,
+	RESTRICT = scalargtsel,
+	JOIN = scalargtjoinsel
+);
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1239,12 +1160,101 @@ AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_counter"(
-	"id" hlculid /* Hlculid */
+CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid /* Option < Hlculid > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_clock_recover
+--   hlculid_clock_recover_allowing
+
+
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_generate_at"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
+	"pid" INT,  /* Option < i32 > */
+	"transaction" bigint,  /* Option < i64 > */
+	"holds_at" hlculid  /* Hlculid */
+)
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_ge_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_ge_uuid_wrapper';
+
+CREATE OPERATOR >= (
+	PROCEDURE="hlculid_ge_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = <=,
+	NEGATOR = <,
+	RESTRICT = scalargesel,
+	JOIN = scalargejoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_holds_since"() RETURNS TABLE (
+	"pid" INT,  /* Option < i32 > */
+	"transaction" bigint,  /* Option < i64 > */
+	"holds_at" hlculid,  /* Hlculid */
+	"since" timestamp with time zone  /* Option < TimestampWithTimeZone > */
+)
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_since_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_hash"(
+	"v" hlculid /* Hlculid */
 ) RETURNS INT /* i32 */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1953,6 +1963,41 @@ COMMENT ON FUNCTION hlculid_publish_horizon() IS 'writes this server''s row in h
 /* <begin connected objects> */
 -- requires:
 --   hlculid_horizons
+--   server::hlculid_horizon_holds_since
+
+-- What holds this server's horizon back, with what a DBA needs to end it (0.4.0; 0.6.0: `lag`
+-- and `since`). `lag` is how long the holder has held readers back: from when its transaction
+-- made its first id (hlculid_horizon_holds_since(), kept in the backend's slot and in the
+-- prepared transaction's hold), else from its PREPARE (a hold reloaded at a start keeps no time).
+-- 0.5.0 measured it from the time of `holds_at`, the clock's last value when the transaction
+-- began: on an idle server that is the last id made, seconds or hours before, and a transaction
+-- 0.5 s old showed a lag of that age. One source: the install script takes it through the
+-- module src/horizon/published.rs, the 0.5.0 -> 0.6.0 update includes it (CREATE OR REPLACE
+-- keeps the view's OID, grants and comment; `since` is a column added at the end).
+CREATE OR REPLACE VIEW hlculid.hlculid_horizon_holders AS
+SELECT h.pid,
+       a.xact_start,
+       a.state,
+       h.transaction AS prepared_xid,
+       p.gid,
+       h.holds_at,
+       pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) COALESCE(h.since, p.prepared) AS lag,
+       COALESCE(h.since, p.prepared) AS since
+FROM pg_catalog.hlculid_horizon_holds_since() h
+LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) h.pid
+LEFT JOIN pg_catalog.pg_prepared_xacts p
+       ON p.transaction::pg_catalog.text OPERATOR(pg_catalog.=) h.transaction::pg_catalog.text;
+
+COMMENT ON VIEW hlculid.hlculid_horizon_holders IS 'what holds this server''s horizon back: sessions and prepared transactions, since when (their first id), how long (lag)';
+COMMENT ON FUNCTION hlculid_horizon_holds_since() IS 'hlculid_horizon_holds() with since: when each holder''s transaction made its first id (NULL for a prepared transaction reloaded at a start)';
+-- As hlculid_horizon_holds() (horizon_grants.sql): other sessions' pids and xids, for pg_monitor.
+REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds_since() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION hlculid_horizon_holds_since() TO pg_monitor;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_horizons
 --   read_committed::hlculid_require_read_committed
 
 -- The readers (0.4.0; all CREATE OR REPLACE since 0.6.0, so that the install script, through the
@@ -2159,41 +2204,6 @@ COMMENT ON FUNCTION hlculid_read_watermark(anyelement, hlculid, int4[], int4, na
 
 /* <begin connected objects> */
 -- requires:
---   hlculid_horizons
---   server::hlculid_horizon_holds_since
-
--- What holds this server's horizon back, with what a DBA needs to end it (0.4.0; 0.6.0: `lag`
--- and `since`). `lag` is how long the holder has held readers back: from when its transaction
--- made its first id (hlculid_horizon_holds_since(), kept in the backend's slot and in the
--- prepared transaction's hold), else from its PREPARE (a hold reloaded at a start keeps no time).
--- 0.5.0 measured it from the time of `holds_at`, the clock's last value when the transaction
--- began: on an idle server that is the last id made, seconds or hours before, and a transaction
--- 0.5 s old showed a lag of that age. One source: the install script takes it through the
--- module src/horizon/published.rs, the 0.5.0 -> 0.6.0 update includes it (CREATE OR REPLACE
--- keeps the view's OID, grants and comment; `since` is a column added at the end).
-CREATE OR REPLACE VIEW hlculid.hlculid_horizon_holders AS
-SELECT h.pid,
-       a.xact_start,
-       a.state,
-       h.transaction AS prepared_xid,
-       p.gid,
-       h.holds_at,
-       pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) COALESCE(h.since, p.prepared) AS lag,
-       COALESCE(h.since, p.prepared) AS since
-FROM pg_catalog.hlculid_horizon_holds_since() h
-LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) h.pid
-LEFT JOIN pg_catalog.pg_prepared_xacts p
-       ON p.transaction::pg_catalog.text OPERATOR(pg_catalog.=) h.transaction::pg_catalog.text;
-
-COMMENT ON VIEW hlculid.hlculid_horizon_holders IS 'what holds this server''s horizon back: sessions and prepared transactions, since when (their first id), how long (lag)';
-COMMENT ON FUNCTION hlculid_horizon_holds_since() IS 'hlculid_horizon_holds() with since: when each holder''s transaction made its first id (NULL for a prepared transaction reloaded at a start)';
--- As hlculid_horizon_holds() (horizon_grants.sql): other sessions' pids and xids, for pg_monitor.
-REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds_since() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION hlculid_horizon_holds_since() TO pg_monitor;
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
 --   hlculid_readers
 --   hlculid_horizon_holders
 
@@ -2327,6 +2337,513 @@ CREATE  FUNCTION "hlculid_uuid_cmp"(
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_uuid_cmp_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_wait"(
+	"table_row" anyelement, /* Option < pgrx :: datum :: AnyElement > */
+	"after" hlculid, /* Option < Hlculid > */
+	"timeout" interval DEFAULT '30 s' /* Option < Interval > */
+) RETURNS bool /* bool */
+VOLATILE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_wait_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_readers
+--   hlculid_cluster
+--   hlculid_horizon_grants
+--   hlculid_horizon_holders
+--   wait::hlculid_wait
+--   wait::hlculid_consumer_wait
+--   extract::hlculid_min
+--   extract::hlculid_ts
+
+-- Named consumers (0.6.0): a position per consumer in a table of the extension, moved in the
+-- caller's transaction (commit acknowledges, rollback gives the rows again), retries with a
+-- delay and an attempt count, dead letters, and the view for monitoring. One source for the
+-- install script (through src/horizon/consumers.rs) and the 0.5.0 -> 0.6.0 upgrade script. The waits
+-- (hlculid_wait, hlculid_consumer_wait) are Rust: src/horizon/wait.rs.
+--
+-- Security: every function here is SECURITY INVOKER, so the consumed table is read with the
+-- caller's privileges. The three tables are PUBLIC's to read and write, and a trigger of the
+-- extension keeps each consumer's rows to its owner: the role that created it, its members and
+-- superusers (42501 for anyone else). Disabling the trigger takes the table's owner (the
+-- superuser who installed the extension) or session_replication_role, which only a superuser
+-- may set. Every name is schema-qualified.
+
+-- One row per consumer: the table it reads, its position (the last id it consumed; NULL: none
+-- yet, from the start of the table).
+CREATE TABLE hlculid.hlculid_consumer_positions (
+    consumer text PRIMARY KEY,
+    relation regclass NOT NULL,
+    id_column name NOT NULL,
+    owner regrole NOT NULL,
+    position pg_catalog.hlculid,
+    max_attempts int4 NOT NULL CHECK (max_attempts OPERATOR(pg_catalog.>=) 1),
+    created_at timestamptz NOT NULL,
+    updated_at timestamptz NOT NULL
+);
+
+-- Rows whose handling failed, due again at due_at. `delivered_in`: the transaction that gave the
+-- row out again; once that transaction committed without scheduling it again (the handler
+-- succeeded), the consumer's next call in another transaction clears it (a rollback undoes the
+-- mark; hlculid_consume_retry in that transaction schedules it again, its count kept).
+CREATE TABLE hlculid.hlculid_consumer_retries (
+    consumer text NOT NULL REFERENCES hlculid.hlculid_consumer_positions ON DELETE CASCADE,
+    id pg_catalog.hlculid NOT NULL,
+    attempts int4 NOT NULL,
+    due_at timestamptz NOT NULL,
+    last_error text,
+    delivered_in xid8,
+    PRIMARY KEY (consumer, id)
+);
+
+-- Rows that failed max_attempts times, parked until hlculid_dead_letter_requeue.
+CREATE TABLE hlculid.hlculid_dead_letters (
+    consumer text NOT NULL REFERENCES hlculid.hlculid_consumer_positions ON DELETE CASCADE,
+    relation regclass NOT NULL,
+    id pg_catalog.hlculid NOT NULL,
+    attempts int4 NOT NULL,
+    last_error text,
+    parked_at timestamptz NOT NULL,
+    PRIMARY KEY (consumer, id)
+);
+
+-- Rows (not the tables) are the user's: pg_dump dumps them.
+SELECT pg_catalog.pg_extension_config_dump('hlculid.hlculid_consumer_positions', '');
+SELECT pg_catalog.pg_extension_config_dump('hlculid.hlculid_consumer_retries', '');
+SELECT pg_catalog.pg_extension_config_dump('hlculid.hlculid_dead_letters', '');
+
+GRANT SELECT, INSERT, UPDATE, DELETE ON hlculid.hlculid_consumer_positions,
+    hlculid.hlculid_consumer_retries, hlculid.hlculid_dead_letters TO PUBLIC;
+
+-- A consumer's rows are its owner's: the trigger of the three tables.
+CREATE FUNCTION hlculid_consumer_guard()
+RETURNS trigger
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    owner_role oid;
+    name_ text;
+BEGIN
+    IF TG_TABLE_NAME OPERATOR(pg_catalog.=) 'hlculid_consumer_positions'::pg_catalog.name THEN
+        IF TG_OP OPERATOR(pg_catalog.<>) 'INSERT'::pg_catalog.text THEN
+            owner_role := OLD.owner;
+            name_ := OLD.consumer;
+            IF NOT pg_catalog.pg_has_role(owner_role, 'MEMBER'::pg_catalog.text) THEN
+                RAISE EXCEPTION 'permission denied for consumer "%"', name_
+                    USING ERRCODE = 'insufficient_privilege',
+                          DETAIL = 'A consumer belongs to the role that created it.';
+            END IF;
+        END IF;
+        IF TG_OP OPERATOR(pg_catalog.<>) 'DELETE'::pg_catalog.text THEN
+            owner_role := NEW.owner;
+            name_ := NEW.consumer;
+            IF NOT pg_catalog.pg_has_role(owner_role, 'MEMBER'::pg_catalog.text) THEN
+                RAISE EXCEPTION 'permission denied for consumer "%"', name_
+                    USING ERRCODE = 'insufficient_privilege',
+                          DETAIL = 'A consumer belongs to the role that created it; it can be given to a role the caller is a member of.';
+            END IF;
+        END IF;
+    ELSE
+        FOREACH name_ IN ARRAY ARRAY[
+            CASE WHEN TG_OP OPERATOR(pg_catalog.<>) 'INSERT'::pg_catalog.text THEN OLD.consumer END,
+            CASE WHEN TG_OP OPERATOR(pg_catalog.<>) 'DELETE'::pg_catalog.text THEN NEW.consumer END]::pg_catalog.text[] LOOP
+            owner_role := NULL;
+            SELECT p.owner INTO owner_role FROM hlculid.hlculid_consumer_positions p
+            WHERE p.consumer OPERATOR(pg_catalog.=) name_;
+            IF owner_role IS NOT NULL AND NOT pg_catalog.pg_has_role(owner_role, 'MEMBER'::pg_catalog.text) THEN
+                RAISE EXCEPTION 'permission denied for consumer "%"', name_
+                    USING ERRCODE = 'insufficient_privilege',
+                          DETAIL = 'A consumer belongs to the role that created it.';
+            END IF;
+        END LOOP;
+    END IF;
+    IF TG_OP OPERATOR(pg_catalog.=) 'DELETE'::pg_catalog.text THEN
+        RETURN OLD;
+    END IF;
+    RETURN NEW;
+END
+$fn$;
+
+CREATE TRIGGER hlculid_consumer_guard BEFORE INSERT OR UPDATE OR DELETE
+    ON hlculid.hlculid_consumer_positions FOR EACH ROW EXECUTE FUNCTION pg_catalog.hlculid_consumer_guard();
+CREATE TRIGGER hlculid_consumer_guard BEFORE INSERT OR UPDATE OR DELETE
+    ON hlculid.hlculid_consumer_retries FOR EACH ROW EXECUTE FUNCTION pg_catalog.hlculid_consumer_guard();
+CREATE TRIGGER hlculid_consumer_guard BEFORE INSERT OR UPDATE OR DELETE
+    ON hlculid.hlculid_dead_letters FOR EACH ROW EXECUTE FUNCTION pg_catalog.hlculid_consumer_guard();
+
+-- Where a consumer of `tbl` starts: after `start_after`; at `start_at` (the rows of that
+-- millisecond on, or from the horizon when that is earlier: "from now" keeps the rows of
+-- transactions running now); neither: the start of the table (NULL). Returns the position, the
+-- last id counted as consumed.
+CREATE FUNCTION hlculid_consumer_start(tbl regclass, start_after pg_catalog.hlculid, start_at timestamptz)
+RETURNS pg_catalog.hlculid
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    b pg_catalog.hlculid;
+    h pg_catalog.hlculid;
+    bytes bytea;
+    i int4 := 15;
+    v int4;
+BEGIN
+    IF $2 IS NOT NULL AND $3 IS NOT NULL THEN
+        RAISE EXCEPTION 'a consumer starts after an id or at a time, not both'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Pass start_after or start_at.';
+    END IF;
+    IF $3 IS NULL THEN
+        RETURN $2;
+    END IF;
+    b := pg_catalog.hlculid_min($3);
+    IF $1 IS NOT NULL AND pg_catalog.hlculid_citus_table($1) THEN
+        h := pg_catalog.hlculid_cluster_horizon();
+        IF h IS NULL THEN
+            RAISE EXCEPTION 'the cluster horizon is not known now'
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      DETAIL = 'A distributed transaction has been pending longer than hlculid_cluster_horizon() waits.',
+                      HINT = 'Try again, or start the consumer after an id.';
+        END IF;
+    ELSE
+        h := pg_catalog.hlculid_horizon();
+    END IF;
+    IF h OPERATOR(pg_catalog.<) b THEN
+        b := h;
+    END IF;
+    -- the id just below b: its 16 bytes less one
+    bytes := pg_catalog.uuid_send(b::pg_catalog.uuid);
+    WHILE i OPERATOR(pg_catalog.>=) 0 LOOP
+        v := pg_catalog.get_byte(bytes, i);
+        IF v OPERATOR(pg_catalog.>) 0 THEN
+            RETURN pg_catalog.set_byte(bytes, i, v OPERATOR(pg_catalog.-) 1)::pg_catalog.hlculid;
+        END IF;
+        bytes := pg_catalog.set_byte(bytes, i, 255);
+        i := i OPERATOR(pg_catalog.-) 1;
+    END LOOP;
+    RETURN NULL;
+END
+$fn$;
+
+-- A consumer's row for a call: NULL name 22004, unknown 42704, another role's 42501; locked
+-- (FOR UPDATE) when `lock_it`, so that the sessions of one consumer take turns.
+CREATE FUNCTION hlculid_consumer_row(consumer text, lock_it bool)
+RETURNS hlculid.hlculid_consumer_positions
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    c hlculid.hlculid_consumer_positions;
+BEGIN
+    IF $1 IS NULL THEN
+        RAISE EXCEPTION 'a consumer name cannot be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT * INTO c FROM hlculid.hlculid_consumer_positions p WHERE p.consumer OPERATOR(pg_catalog.=) $1;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'consumer "%" does not exist', $1
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'hlculid_consume creates a consumer at its first call; hlculid_consumer_create at a chosen start.';
+    END IF;
+    -- the owner first: another role's consumer is not even locked
+    IF NOT pg_catalog.pg_has_role(c.owner::pg_catalog.oid, 'MEMBER'::pg_catalog.text) THEN
+        RAISE EXCEPTION 'permission denied for consumer "%"', $1
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = pg_catalog.format('A consumer belongs to the role that created it (%s).', c.owner),
+                  HINT = 'Use it as that role (or a member of it), or create a consumer of your own.';
+    END IF;
+    IF $2 THEN
+        SELECT * INTO c FROM hlculid.hlculid_consumer_positions p WHERE p.consumer OPERATOR(pg_catalog.=) $1 FOR UPDATE;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'consumer "%" does not exist', $1
+                USING ERRCODE = 'undefined_object',
+                      DETAIL = 'It was dropped meanwhile.';
+        END IF;
+    END IF;
+    RETURN c;
+END
+$fn$;
+
+CREATE FUNCTION hlculid_consumer_create(consumer text, tbl regclass,
+                                        start_after pg_catalog.hlculid DEFAULT NULL,
+                                        start_at timestamptz DEFAULT NULL,
+                                        max_attempts int4 DEFAULT 5, id_column name DEFAULT 'id')
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    pos pg_catalog.hlculid;
+BEGIN
+    IF $1 IS NULL OR $2 IS NULL OR $6 IS NULL THEN
+        RAISE EXCEPTION 'hlculid_consumer_create needs a consumer name, a table and an id column'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF $5 IS NULL OR $5 OPERATOR(pg_catalog.<) 1 THEN
+        RAISE EXCEPTION 'a consumer cannot make % attempts', coalesce($5::pg_catalog.text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'max_attempts is 1 or more.';
+    END IF;
+    -- the table and its column, as every read checks them, with the caller's privileges
+    EXECUTE pg_catalog.format('SELECT FROM pg_catalog.hlculid_read_below(NULL::%s, NULL, NULL, 1, $1)', $2) USING $6;
+    pos := pg_catalog.hlculid_consumer_start($2, $3, $4);
+    INSERT INTO hlculid.hlculid_consumer_positions AS c
+        (consumer, relation, id_column, owner, position, max_attempts, created_at, updated_at)
+    VALUES ($1, $2, $6, pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)),
+            pos, $5, pg_catalog.clock_timestamp(), pg_catalog.clock_timestamp())
+    ON CONFLICT ON CONSTRAINT hlculid_consumer_positions_pkey DO NOTHING;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'consumer "%" already exists', $1
+            USING ERRCODE = 'duplicate_object',
+                  HINT = 'Move it with hlculid_consumer_reset, or drop it first.';
+    END IF;
+END
+$fn$;
+
+CREATE FUNCTION hlculid_consume(consumer text, table_row anyelement, max_rows int4 DEFAULT 1000)
+RETURNS SETOF anyelement
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    rel regclass;
+    c hlculid.hlculid_consumer_positions;
+    due pg_catalog.hlculid[];
+    h pg_catalog.hlculid;
+    more int4;
+BEGIN
+    -- the readers' one READ COMMITTED rule (src/horizon/read_committed.rs), naming this reader
+    PERFORM pg_catalog.hlculid_require_read_committed('hlculid_consume');
+    IF $1 IS NULL THEN
+        RAISE EXCEPTION 'a consumer name cannot be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF $3 IS NULL OR $3 OPERATOR(pg_catalog.<) 1 THEN
+        RAISE EXCEPTION 'hlculid_consume cannot read % rows', coalesce($3::pg_catalog.text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'max_rows is 1 or more.';
+    END IF;
+    SELECT t.typrelid::pg_catalog.regclass INTO rel FROM pg_catalog.pg_type t
+    WHERE t.oid OPERATOR(pg_catalog.=) pg_catalog.pg_typeof($2) AND t.typrelid OPERATOR(pg_catalog.<>) 0::pg_catalog.oid;
+    IF rel IS NULL THEN
+        RAISE EXCEPTION 'hlculid_consume needs a row of the table to read, not a value of type %', pg_catalog.pg_typeof($2)
+            USING ERRCODE = 'wrong_object_type',
+                  HINT = 'Pass NULL cast to the table''s row type: hlculid_consume(''name'', NULL::events).';
+    END IF;
+    -- a consumer unknown so far starts at the start of the table (two first calls at once: one
+    -- creates it, the other finds it)
+    IF NOT EXISTS (SELECT FROM hlculid.hlculid_consumer_positions p WHERE p.consumer OPERATOR(pg_catalog.=) $1) THEN
+        BEGIN
+            PERFORM pg_catalog.hlculid_consumer_create($1, rel);
+        EXCEPTION WHEN duplicate_object THEN
+            NULL;
+        END;
+    END IF;
+    c := pg_catalog.hlculid_consumer_row($1, true);
+    IF c.relation OPERATOR(pg_catalog.<>) rel THEN
+        RAISE EXCEPTION 'consumer "%" reads %, not %', $1, c.relation, rel
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = pg_catalog.format('Pass a row of its table: hlculid_consume(%L, NULL::%s).', $1, c.relation);
+    END IF;
+    -- retries given out by another transaction, which committed without scheduling them again:
+    -- their handling succeeded
+    DELETE FROM hlculid.hlculid_consumer_retries r
+    WHERE r.consumer OPERATOR(pg_catalog.=) $1
+      AND r.delivered_in OPERATOR(pg_catalog.<>) pg_catalog.pg_current_xact_id();
+    -- first the retries that are due, oldest first
+    due := ARRAY(SELECT r.id FROM hlculid.hlculid_consumer_retries r
+                 WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.delivered_in IS NULL
+                   AND r.due_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp()
+                 ORDER BY r.due_at, r.id USING OPERATOR(pg_catalog.<) LIMIT $3);
+    IF pg_catalog.cardinality(due) OPERATOR(pg_catalog.>) 0 THEN
+        UPDATE hlculid.hlculid_consumer_retries r SET delivered_in = pg_catalog.pg_current_xact_id()
+        WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) ANY (due);
+        RETURN QUERY EXECUTE pg_catalog.format(
+            'SELECT t.* FROM %s t JOIN pg_catalog.unnest($1) WITH ORDINALITY d(id, n) ON t.%I OPERATOR(pg_catalog.=) d.id ORDER BY d.n',
+            c.relation, c.id_column)
+        USING due;
+    END IF;
+    more := $3 OPERATOR(pg_catalog.-) pg_catalog.cardinality(due);
+    IF more OPERATOR(pg_catalog.<=) 0 THEN
+        RETURN;
+    END IF;
+    -- then the rows after the position, below the horizon taken in this statement, read (with
+    -- the position moved) in the next: hlculid_read's rule
+    IF pg_catalog.hlculid_citus_table(c.relation) THEN
+        h := pg_catalog.hlculid_cluster_horizon();
+    ELSE
+        h := pg_catalog.hlculid_horizon();
+    END IF;
+    RETURN QUERY EXECUTE pg_catalog.format(
+        'WITH r AS (SELECT * FROM pg_catalog.hlculid_read_below($1, $2, $3, $4, $5)), '
+        'm AS (UPDATE hlculid.hlculid_consumer_positions p '
+        '      SET position = (SELECT pg_catalog.max(r.%1$I) FROM r), updated_at = pg_catalog.clock_timestamp() '
+        '      WHERE p.consumer OPERATOR(pg_catalog.=) $6 AND EXISTS (SELECT FROM r)) '
+        'SELECT * FROM r ORDER BY r.%1$I USING OPERATOR(pg_catalog.<)', c.id_column)
+    USING $2, c.position, h, more, c.id_column, $1;
+END
+$fn$;
+
+CREATE FUNCTION hlculid_consume_retry(consumer text, id pg_catalog.hlculid,
+                                      delay interval DEFAULT '10 s', error text DEFAULT NULL)
+RETURNS bool
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    c hlculid.hlculid_consumer_positions;
+    tries int4;
+BEGIN
+    IF $2 IS NULL THEN
+        RAISE EXCEPTION 'hlculid_consume_retry needs the id of the row to retry'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF $3 IS NULL OR $3 OPERATOR(pg_catalog.<) '0'::pg_catalog.interval THEN
+        RAISE EXCEPTION 'hlculid_consume_retry cannot delay a retry by %', coalesce($3::pg_catalog.text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'delay is an interval of 0 or more.';
+    END IF;
+    c := pg_catalog.hlculid_consumer_row($1, true);
+    SELECT r.attempts INTO tries FROM hlculid.hlculid_consumer_retries r
+    WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) $2;
+    tries := coalesce(tries, 0) OPERATOR(pg_catalog.+) 1;
+    IF tries OPERATOR(pg_catalog.>=) c.max_attempts THEN
+        DELETE FROM hlculid.hlculid_consumer_retries r
+        WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) $2;
+        INSERT INTO hlculid.hlculid_dead_letters AS d (consumer, relation, id, attempts, last_error, parked_at)
+        VALUES ($1, c.relation, $2, tries, $4, pg_catalog.clock_timestamp())
+        ON CONFLICT ON CONSTRAINT hlculid_dead_letters_pkey DO UPDATE
+            SET attempts = excluded.attempts, last_error = excluded.last_error, parked_at = excluded.parked_at;
+        RETURN false;
+    END IF;
+    INSERT INTO hlculid.hlculid_consumer_retries AS r (consumer, id, attempts, due_at, last_error, delivered_in)
+    VALUES ($1, $2, tries, pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) $3, $4, NULL)
+    ON CONFLICT ON CONSTRAINT hlculid_consumer_retries_pkey DO UPDATE
+        SET attempts = excluded.attempts, due_at = excluded.due_at, last_error = excluded.last_error,
+            delivered_in = NULL;
+    RETURN true;
+END
+$fn$;
+
+CREATE FUNCTION hlculid_consumer_reset(consumer text, start_after pg_catalog.hlculid DEFAULT NULL,
+                                       start_at timestamptz DEFAULT NULL)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    c hlculid.hlculid_consumer_positions;
+BEGIN
+    c := pg_catalog.hlculid_consumer_row($1, true);
+    UPDATE hlculid.hlculid_consumer_positions p
+    SET position = pg_catalog.hlculid_consumer_start(c.relation, $2, $3), updated_at = pg_catalog.clock_timestamp()
+    WHERE p.consumer OPERATOR(pg_catalog.=) $1;
+    -- its retries belonged to the old position (dead letters stay)
+    DELETE FROM hlculid.hlculid_consumer_retries r WHERE r.consumer OPERATOR(pg_catalog.=) $1;
+END
+$fn$;
+
+CREATE FUNCTION hlculid_consumer_drop(consumer text)
+RETURNS bool
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF $1 IS NULL THEN
+        RAISE EXCEPTION 'a consumer name cannot be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF NOT EXISTS (SELECT FROM hlculid.hlculid_consumer_positions p WHERE p.consumer OPERATOR(pg_catalog.=) $1) THEN
+        RETURN false;
+    END IF;
+    PERFORM pg_catalog.hlculid_consumer_row($1, true);
+    -- its retries and dead letters go with it (ON DELETE CASCADE)
+    DELETE FROM hlculid.hlculid_consumer_positions p WHERE p.consumer OPERATOR(pg_catalog.=) $1;
+    RETURN true;
+END
+$fn$;
+
+CREATE FUNCTION hlculid_dead_letter_requeue(consumer text, id pg_catalog.hlculid DEFAULT NULL)
+RETURNS int8
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    n int8;
+BEGIN
+    PERFORM pg_catalog.hlculid_consumer_row($1, true);
+    WITH parked AS (
+        DELETE FROM hlculid.hlculid_dead_letters d
+        WHERE d.consumer OPERATOR(pg_catalog.=) $1 AND ($2 IS NULL OR d.id OPERATOR(pg_catalog.=) $2)
+        RETURNING d.id, d.last_error)
+    INSERT INTO hlculid.hlculid_consumer_retries AS r (consumer, id, attempts, due_at, last_error, delivered_in)
+    SELECT $1, parked.id, 0, pg_catalog.clock_timestamp(), parked.last_error, NULL FROM parked
+    ON CONFLICT ON CONSTRAINT hlculid_consumer_retries_pkey DO UPDATE
+        SET attempts = 0, due_at = excluded.due_at, last_error = excluded.last_error, delivered_in = NULL;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$fn$;
+
+-- Each consumer with its position, how far behind the horizon it is, its retries and dead
+-- letters, and what holds the horizon back. For pg_monitor (it shows what
+-- hlculid.hlculid_horizon_holders shows); a consumer's owner reads its own rows from the tables.
+-- The horizon is NULL where it cannot be taken: a table Citus manages (the cluster horizon
+-- costs a round trip to every node), a REPEATABLE READ transaction, a standby.
+CREATE VIEW hlculid.hlculid_consumers AS
+SELECT p.consumer,
+       p.relation,
+       p.id_column,
+       p.owner,
+       p.position,
+       pg_catalog.hlculid_ts(p.position) AS position_ts,
+       h.horizon,
+       CASE WHEN p.position IS NOT NULL AND h.horizon IS NOT NULL THEN
+           GREATEST('0'::pg_catalog.interval,
+                    pg_catalog.hlculid_ts(h.horizon) OPERATOR(pg_catalog.-) pg_catalog.hlculid_ts(p.position))
+       END AS lag,
+       (SELECT pg_catalog.count(*) FROM hlculid.hlculid_consumer_retries r
+        WHERE r.consumer OPERATOR(pg_catalog.=) p.consumer AND r.delivered_in IS NULL) AS pending_retries,
+       (SELECT pg_catalog.count(*) FROM hlculid.hlculid_dead_letters d
+        WHERE d.consumer OPERATOR(pg_catalog.=) p.consumer) AS dead_letters,
+       o.pid AS held_by_pid,
+       o.held_for,
+       p.updated_at
+FROM hlculid.hlculid_consumer_positions p
+CROSS JOIN LATERAL (
+    SELECT CASE WHEN pg_catalog.current_setting('transaction_isolation'::pg_catalog.text) OPERATOR(pg_catalog.=) 'read committed'::pg_catalog.text
+                     AND NOT pg_catalog.pg_is_in_recovery()
+                     AND NOT pg_catalog.hlculid_citus_table(p.relation)
+                THEN pg_catalog.hlculid_horizon() END AS horizon) h
+LEFT JOIN LATERAL (
+    SELECT x.pid,
+           x.lag AS held_for
+    FROM hlculid.hlculid_horizon_holders x
+    ORDER BY x.holds_at USING OPERATOR(pg_catalog.<) LIMIT 1) o ON true;
+
+REVOKE ALL ON hlculid.hlculid_consumers FROM PUBLIC;
+GRANT SELECT ON hlculid.hlculid_consumers TO pg_monitor;
+
+COMMENT ON TABLE hlculid.hlculid_consumer_positions IS 'one row per named consumer: the table it reads and its position (the last id it consumed)';
+COMMENT ON TABLE hlculid.hlculid_consumer_retries IS 'rows whose handling failed, due again at due_at, with their attempt count';
+COMMENT ON TABLE hlculid.hlculid_dead_letters IS 'rows that failed max_attempts times, parked until hlculid_dead_letter_requeue';
+COMMENT ON VIEW hlculid.hlculid_consumers IS 'each consumer: position, lag behind the horizon, pending retries, dead letters, and the transaction holding the horizon back';
+COMMENT ON FUNCTION hlculid_consumer_guard() IS 'the trigger that keeps a consumer''s rows in hlculid''s tables to its owner (its members and superusers)';
+COMMENT ON FUNCTION hlculid_consumer_start(regclass, hlculid, timestamptz) IS 'where a consumer of the table starts: after an id, at a time (or the horizon, when earlier), or at the start (NULL)';
+COMMENT ON FUNCTION hlculid_consumer_row(text, bool) IS 'a consumer''s row, checked (exists, the caller may use it) and locked for the call when asked';
+COMMENT ON FUNCTION hlculid_consumer_create(text, regclass, hlculid, timestamptz, int4, name) IS 'creates a named consumer of a table: from the start, after an id, or at a time (now(): from now)';
+COMMENT ON FUNCTION hlculid_consume(text, anyelement, int4) IS 'a consumer''s next rows: its due retries, then the rows after its position below the horizon, in id order; moves the position in the caller''s transaction';
+COMMENT ON FUNCTION hlculid_consume_retry(text, hlculid, interval, text) IS 'gives a row whose handling failed back to the consumer after a delay, or parks it in hlculid_dead_letters after max_attempts';
+COMMENT ON FUNCTION hlculid_consumer_reset(text, hlculid, timestamptz) IS 'moves a consumer to the start, after an id, or to a time; drops its pending retries';
+COMMENT ON FUNCTION hlculid_consumer_drop(text) IS 'drops a consumer with its retries and dead letters; false when there was none';
+COMMENT ON FUNCTION hlculid_dead_letter_requeue(text, hlculid) IS 'puts a consumer''s parked rows (one, or all) back as due retries with a fresh attempt count';
+COMMENT ON FUNCTION hlculid_wait(anyelement, hlculid, interval) IS 'waits on shared memory until hlculid_read(table_row, after, 1) would return a row (true) or the timeout passes (false)';
+COMMENT ON FUNCTION hlculid_consumer_wait(text, interval) IS 'waits on shared memory until hlculid_consume would return a row for the consumer (true) or the timeout passes (false)';
 /* </end connected objects> */
 
 /* <begin connected objects> */

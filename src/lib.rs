@@ -42,6 +42,8 @@
 //! | | `readers` | `hlculid_watermark` and the readers (`hlculid_read*`) |
 //! | | `read_committed` | the one READ COMMITTED rule of the horizon, watermark and readers (`hlculid_require_read_committed`) |
 //! | | `cluster` | readers on Citus: the cluster horizon |
+//! | | `wait` | waiting for rows on shared memory (`hlculid_wait`, `hlculid_consumer_wait`), woken as transactions that made ids end |
+//! | | `consumers` | named consumers: their tables, `hlculid_consume`, retries, dead letters, the view |
 //! | `generate/` | `ids` | `hlculid_generate()`, `hlculid_generate_n()` |
 //! | | `bigint` | `hlculid_generate_bigint()`, `hlculid_generate_bigint_n()` |
 //! | | `at` | ids for a given time (`hlculid_generate_at`) |
@@ -97,6 +99,7 @@ pub extern "C-unwind" fn _PG_init() {
     clock::shared::init();
     horizon::slots::init();
     horizon::prepared::init();
+    horizon::wait::init();
     generate::xact_callbacks::register();
     clock::mark_writer::register();
     horizon::publisher::register();

@@ -427,7 +427,7 @@ def arm_generated(c, dbname="postgres", setup=(), rowtypes=()):
                                (list(HOSTILE_SCHEMAS), [r["oid"] for r in ext if not unplantable(r)])).fetchall()
         assert missing == [], f"extension routines without a look-alike: {missing}"
     summary["not plantable (support functions)"] = sorted(
-        f"{r['name']}({', '.join(r['types'])})" for r in ext if unplantable(r))
+        f"{r['name']}({', '.join(r['types'] or [])})" for r in ext if unplantable(r))
     return summary
 
 

@@ -72,6 +72,13 @@ pub enum Condition {
     NotTableOwner,
     /// A table given by an OID that names none.
     UndefinedTable,
+    /// A NULL where a value is needed (a consumer's name, a wait's timeout).
+    NullArgument,
+    /// `hlculid_consumer_wait` of a consumer that does not exist.
+    UndefinedConsumer,
+    /// A consumer used by a role that is not its owner, a member of the owner's role, nor a
+    /// superuser.
+    NotConsumerOwner,
     /// Never expected: a bug, or the operating system refusing random bytes.
     Internal,
 }
@@ -113,7 +120,7 @@ pub const CONDITIONS: &[ConditionInfo] = &[
     info(Condition::TimeOutOfRange, "22008", "datetime_field_overflow",
         "a time an id cannot hold: before 1970, after 10889-08-02 or infinite (`hlculid_min/max`, `hlculid_from_parts`, `hlculid_generate_at`, `hlculid_backfill_ids`, which also raises it when the last millisecond's counter is full), for a bigint id after 2109-05-15 07:35:11.103 UTC (`hlculid_bigint_min/max`); a system clock at or before 1970-01-01 00:00:00 UTC or after 10889 (generating functions, `hlculid_observe`); a clock that reached the end of the range (of bigint ids: 2109, for the bigint generators)"),
     info(Condition::InvalidParameter, "22023", "invalid_parameter_value",
-        "`hlculid_observe` of an id further ahead of the local clock than `hlculid.max_clock_skew`; `hlculid_clock_recover` of such a floor without `allow_future`; `hlculid_generate_n` and `hlculid_generate_bigint_n` of fewer than 1 or more than 65536 ids; `hlculid_backfill_ids` of a NULL time or of times out of order"),
+        "`hlculid_observe` of an id further ahead of the local clock than `hlculid.max_clock_skew`; `hlculid_clock_recover` of such a floor without `allow_future`; `hlculid_generate_n` and `hlculid_generate_bigint_n` of fewer than 1 or more than 65536 ids; `hlculid_backfill_ids` of a NULL time or of times out of order; `hlculid_wait` and `hlculid_consumer_wait` with a negative timeout"),
     info(Condition::RandomUuid, "22023", "invalid_parameter_value",
         "a random uuid (version 4 with the RFC 9562 variant) cast to `hlculid`, e.g. `gen_random_uuid()` inserted into an `hlculid` column, or read from text in the uuid's 8-4-4-4-12 form, `COPY` included"),
     info(Condition::NotUuidv7, "22023", "invalid_parameter_value",
@@ -148,6 +155,12 @@ pub const CONDITIONS: &[ConditionInfo] = &[
         "`hlculid_create_partitions`, `hlculid_drop_partitions` and `hlculid_backfill` called by a role that is neither the table's owner, a member of the owner's role, nor a superuser: they run the table's code as its owner; or when that code left something in the caller's session (an object in its temporary schema, an open cursor), which the error undoes"),
     info(Condition::UndefinedTable, "42P01", "undefined_table",
         "a partition or backfill helper given a table OID (`12345::regclass`) that names no table"),
+    info(Condition::NullArgument, "22004", "null_value_not_allowed",
+        "`hlculid_wait` and `hlculid_consumer_wait` with a NULL timeout, `hlculid_consumer_wait` with a NULL consumer"),
+    info(Condition::UndefinedConsumer, "42704", "undefined_object",
+        "`hlculid_consumer_wait` of a consumer that does not exist, or that is dropped while it waits"),
+    info(Condition::NotConsumerOwner, "42501", "insufficient_privilege",
+        "`hlculid_consumer_wait` of a consumer another role owns (not the caller, a role the caller is a member of, nor a superuser caller)"),
     info(Condition::Internal, "XX000", "internal_error",
         "never expected: a bug, or the operating system refusing random bytes"),
 ];
@@ -180,7 +193,10 @@ impl Condition {
             Condition::PreparedTransactionsFull => 19,
             Condition::NotTableOwner => 20,
             Condition::UndefinedTable => 21,
-            Condition::Internal => 22,
+            Condition::NullArgument => 22,
+            Condition::UndefinedConsumer => 23,
+            Condition::NotConsumerOwner => 24,
+            Condition::Internal => 25,
         }
     }
 }
@@ -218,7 +234,11 @@ impl Condition {
             | Condition::RandomUuid
             | Condition::NotUuidv7
             | Condition::MaskKeyInvalid => ERRCODE_INVALID_PARAMETER_VALUE,
-            Condition::NotSuperuser | Condition::NotTableOwner => ERRCODE_INSUFFICIENT_PRIVILEGE,
+            Condition::NotSuperuser | Condition::NotTableOwner | Condition::NotConsumerOwner => {
+                ERRCODE_INSUFFICIENT_PRIVILEGE
+            }
+            Condition::NullArgument => ERRCODE_NULL_VALUE_NOT_ALLOWED,
+            Condition::UndefinedConsumer => ERRCODE_UNDEFINED_OBJECT,
             Condition::UndefinedTable => ERRCODE_UNDEFINED_TABLE,
             Condition::TxTooManyIds => ERRCODE_PROGRAM_LIMIT_EXCEEDED,
             Condition::MarkDamaged => ERRCODE_DATA_CORRUPTED,

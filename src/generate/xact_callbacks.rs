@@ -1,7 +1,7 @@
 //! The library's transaction callbacks, registered in the postmaster while preloading (every
 //! backend inherits them): the horizon's slot (src/horizon/slots.rs) and the transaction's id
-//! group (src/generate/tx.rs) end with their transaction. Only a flag check for transactions that made
-//! no ids.
+//! group (src/generate/tx.rs) end with their transaction, and the waiters of src/horizon/wait.rs
+//! wake. Only a flag check and one atomic read for transactions that made no ids.
 //!
 //! The slot is released by a resource-release callback, not at `XACT_EVENT_COMMIT`: transaction
 //! callbacks run last-registered-first, so with `citus` before `hlculid` in
@@ -10,7 +10,7 @@
 //! resource owner is released after every transaction callback, whatever the load order.
 
 use crate::generate::tx;
-use crate::horizon::slots;
+use crate::horizon::{slots, wait};
 use pgrx::prelude::*;
 
 #[pg_guard]
@@ -30,7 +30,7 @@ unsafe extern "C-unwind" fn on_resource_release(
     _arg: *mut core::ffi::c_void,
 ) {
     if is_top_level && phase == pg_sys::ResourceReleasePhase::RESOURCE_RELEASE_AFTER_LOCKS {
-        slots::after_transaction();
+        wait::transaction_ended(slots::after_transaction());
     }
 }
 

@@ -1,6 +1,7 @@
 #![doc = include_str!("README.md")]
 
 pub mod cluster;
+pub mod consumers;
 pub mod prepared;
 pub mod published;
 pub mod publisher;
@@ -8,3 +9,4 @@ pub mod read_committed;
 pub mod readers;
 pub mod server;
 pub mod slots;
+pub mod wait;

@@ -258,10 +258,11 @@ pub fn hold() {
 /// The backstop: a backend that exits without ending its transaction (it always does end it,
 /// through AbortTransaction, unless it crashes, and a crash reinitialises shared memory).
 unsafe extern "C-unwind" fn on_exit(_code: core::ffi::c_int, _arg: pg_sys::Datum) {
-    release();
+    let _ = release();
 }
 
-fn release() {
+/// Clears this backend's slot; true when it held one.
+fn release() -> bool {
     // SAFETY: the backend's thread; only stores.
     let held = unsafe { STATE.with(|s| std::mem::replace(s, (*s).min(READY)) == HELD) };
     if held {
@@ -269,6 +270,7 @@ fn release() {
             slot.lowest.store(0, Ordering::Release);
         }
     }
+    held
 }
 
 /// The transaction callback's part (src/generate/xact_callbacks.rs): prepare moves the slot into a prepared hold,
@@ -281,9 +283,10 @@ pub fn end_of_transaction(event: pg_sys::XactEvent::Type) {
 
 /// The resource-release callback's part (src/generate/xact_callbacks.rs): the top-level transaction has ended
 /// (commit, abort or prepare), its end is visible, and every transaction callback has run,
-/// another library's commit work (Citus' `COMMIT PREPARED` on the workers) included.
-pub fn after_transaction() {
-    release();
+/// another library's commit work (Citus' `COMMIT PREPARED` on the workers) included. True when
+/// the transaction held a slot (it made ids, or was about to): src/horizon/wait.rs wakes the waiters.
+pub fn after_transaction() -> bool {
+    release()
 }
 
 /// At PRE_PREPARE: the transaction's slot value becomes a hold on its xid.

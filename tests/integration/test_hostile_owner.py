@@ -33,7 +33,7 @@ import psycopg
 import pytest
 
 from lookalikes import arm_generated, is_superuser, plant, ran
-from pgcluster import give_to_server
+from pgcluster import write_as_server
 
 KEY = "2b7e151628aed2a6abf7158809cf4f3c"
 SAFE_PATHS = ("pg_catalog, pg_temp", "pg_catalog")
@@ -130,14 +130,32 @@ TABLE_CALLS = [
     "SELECT §hlculid_drop_partitions('{parts}', '2024-02-01')",
     "CALL §hlculid_backfill('{legacy}', 'id', 'ts', 7, 10)",
     "CALL §hlculid_backfill(tbl => '{legacy}', id_column => 'id', ts_column => 'ts', publisher => 7)",
+    # subscriptions (0.6.0): a consumer's whole life, dropped first (each path runs them again)
+    "SELECT §hlculid_consumer_drop('c {ev}'), §hlculid_consumer_drop('d {ev}')",
+    "SELECT §hlculid_consumer_create('c {ev}', '{ev}')",
+    "SELECT §hlculid_consumer_create('d {ev}', '{ev}', start_at => §now(), max_attempts => 2)",
+    "SELECT §hlculid_consumer_create(consumer => 'e {ev}', tbl => '{ev}', start_after => NULL, "
+    "start_at => NULL, max_attempts => 5, id_column => 'id'), §hlculid_consumer_drop('e {ev}')",
+    "SELECT n FROM §hlculid_consume('c {ev}', NULL::{ev}, 5)",
+    "SELECT n FROM §hlculid_consume('c {ev}', NULL::{ev})",
+    "SELECT §hlculid_wait(NULL::{ev}, NULL, '0 s'), §hlculid_wait(NULL::{ev}, NULL), "
+    "§hlculid_wait(NULL::{ev}, §hlculid_generate(), '0 s')",
+    "SELECT §hlculid_consumer_wait('c {ev}', '0 s')",
+    "SELECT §hlculid_consume_retry('c {ev}', (SELECT §min(id) FROM {ev}), '0 s', 'failed'), "
+    "§hlculid_consume_retry('c {ev}', (SELECT §max(id) FROM {ev}))",
+    "SELECT §hlculid_consumer_wait('c {ev}')",  # the retry due at once: true at once
+    "SELECT §hlculid_dead_letter_requeue('c {ev}'), §hlculid_dead_letter_requeue('c {ev}', (SELECT §min(id) FROM {ev}))",
+    "SELECT n FROM §hlculid_consume('d {ev}', NULL::{ev})",
+    "SELECT §hlculid_consumer_reset('c {ev}'), §hlculid_consumer_reset('c {ev}', start_at => §now()), "
+    "§hlculid_consumer_reset('c {ev}', (SELECT §min(id) FROM {ev}))",
+    "SELECT * FROM hlculid.hlculid_consumers",
+    "SELECT §hlculid_consumer_drop('c {ev}'), §hlculid_consumer_drop('d {ev}')",
 ]
 
 
 def write_key(c):
     keys = c.data / "hlculid_mask.keys"
-    keys.write_text(KEY + "\n")
-    give_to_server(keys)
-    keys.chmod(0o600)
+    write_as_server(keys, KEY + "\n", mode=0o600)
 
 
 def make_tables(c):
@@ -312,7 +330,7 @@ def lookalikes_are_live(c):
     assert set(s["not plantable (support functions)"]) <= {
         "hlculid_in(cstring)", "hlculid_in_range_sel(internal, oid, internal, integer)",
         "hlculid_in_range_support(internal)", "hlculid_out(hlculid)", "hlculid_recv(internal)",
-        "hlculid_skipsupport(internal)", "hlculid_sortsupport(internal)"}, s
+        "hlculid_skipsupport(internal)", "hlculid_sortsupport(internal)", "hlculid_consumer_guard()"}, s
     with c.connect(user="mallory", dbname="app") as m:
         # schema mallory: no extra-DEFAULT look-alikes there (public has them), so no two of its
         # look-alikes match one call

@@ -1,0 +1,578 @@
+//! Waiting for rows without polling: `hlculid_wait` and `hlculid_consumer_wait` sleep on one
+//! shared ConditionVariable that the end of every transaction that made ids broadcasts, and the
+//! end of any transaction while a prepared transaction's hold may have ended, as long as someone
+//! waits (src/generate/xact_callbacks.rs calls [`transaction_ended`]).
+//!
+//! The writer's side is one atomic read when no one waits. The count of waiters and the
+//! released slot form a Dekker pair: the waiter counts itself, then (fence) checks; the writer
+//! clears its slot, then (fence) reads the count. Either the writer sees the waiter and
+//! broadcasts, or the waiter's check sees the cleared slot. A broadcast bumps a sequence number
+//! first, so a waiter that read the number before its check never sleeps through a broadcast
+//! that came after it.
+//!
+//! Each check is a query with a NEW snapshot (SPI not read-only, READ COMMITTED statement
+//! semantics), never the caller's: `hlculid_read(table_row, after, 1)` for `hlculid_wait`, the
+//! consumer's due retries and its next row for `hlculid_consumer_wait`. While the waiter sleeps it
+//! runs no query and takes no CPU; a cancel or a terminate ends the sleep at once (the
+//! ConditionVariable's latch wait checks for interrupts).
+
+use crate::base::backend_local::BackendLocal;
+use crate::base::errors::{Condition, UserError};
+use crate::clock::shared as shmem;
+use crate::horizon::prepared as prepared_holds;
+use crate::types::datum::Hlculid;
+use pgrx::prelude::*;
+use std::ffi::{CStr, CString};
+use std::sync::atomic::{fence, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// The longest a waiter on a table Citus manages sleeps between checks: another node's commit
+/// broadcasts nothing here, so the cluster horizon is read again this often.
+const CITUS_RECHECK: Duration = Duration::from_millis(250);
+
+#[repr(C, align(64))]
+struct Shared {
+    /// Backends inside a wait.
+    waiters: AtomicU32,
+    /// Bumped by every broadcast, before it wakes anyone.
+    seq: AtomicU64,
+    cv: pg_sys::ConditionVariable,
+}
+
+static SHARED: AtomicPtr<Shared> = AtomicPtr::new(std::ptr::null_mut());
+
+static mut PREV_REQUEST: Option<unsafe extern "C-unwind" fn()> = None;
+static mut PREV_STARTUP: Option<unsafe extern "C-unwind" fn()> = None;
+
+/// Registers the shared memory; `_PG_init` calls it during `shared_preload_libraries` only.
+pub fn init() {
+    // SAFETY: _PG_init of a preloaded library runs once in the postmaster, before any hook is
+    // called; chaining the previous hooks is what every extension does.
+    unsafe {
+        PREV_REQUEST = pg_sys::shmem_request_hook;
+        pg_sys::shmem_request_hook = Some(request);
+        PREV_STARTUP = pg_sys::shmem_startup_hook;
+        pg_sys::shmem_startup_hook = Some(startup);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn request() {
+    // SAFETY: the hook chain, as installed by init; called by the postmaster once.
+    unsafe {
+        if let Some(prev) = PREV_REQUEST {
+            prev();
+        }
+        pg_sys::RequestAddinShmemSpace(std::mem::size_of::<Shared>() + 64);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn startup() {
+    // SAFETY: the hook chain, then the region (shmem::add_in_region's protocol), from the hook;
+    // the ConditionVariable is initialised once, in the zeroed region.
+    unsafe {
+        if let Some(prev) = PREV_STARTUP {
+            prev();
+        }
+        let p = shmem::add_in_region(c"hlculid_wait", std::mem::size_of::<Shared>(), |p| {
+            pg_sys::ConditionVariableInit(&raw mut (*p.cast::<Shared>()).cv);
+        });
+        SHARED.store(p.cast(), Ordering::Release);
+    }
+}
+
+fn shared() -> Option<&'static Shared> {
+    // SAFETY: set once per shared memory segment by `startup` (in the postmaster, inherited by
+    // every backend); the region lives as long as the segment.
+    unsafe { SHARED.load(Ordering::Acquire).as_ref() }
+}
+
+fn cv(s: &'static Shared) -> *mut pg_sys::ConditionVariable {
+    // The ConditionVariable is shared memory that PostgreSQL's functions change under its own
+    // spinlock: only ever reached through this pointer.
+    (&raw const s.cv).cast_mut()
+}
+
+/// The resource-release callback's part (src/generate/xact_callbacks.rs), after the slot was cleared:
+/// wakes the waiters when the transaction made ids (`made_ids`), or when a prepared
+/// transaction's hold may have ended with it (COMMIT or ROLLBACK PREPARED run in some backend's
+/// transaction, which this is). Without waiters: a fence for a transaction that made ids, one
+/// atomic read otherwise.
+pub fn transaction_ended(made_ids: bool) {
+    let Some(s) = shared() else { return };
+    if made_ids {
+        // the slot's clearing before the count's read (the Dekker pair in the module's note)
+        fence(Ordering::SeqCst);
+    }
+    if s.waiters.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    // A COMMIT PREPARED's end in the proc array came under ProcArrayLock, whose release is a
+    // full barrier before this read.
+    if !made_ids && !prepared_holds::any() {
+        return;
+    }
+    s.seq.fetch_add(1, Ordering::SeqCst);
+    // SAFETY: the shared ConditionVariable, initialised at startup; any backend may broadcast.
+    unsafe { pg_sys::ConditionVariableBroadcast(cv(s)) };
+}
+
+/// Whether this backend counts in `waiters` (for the exit backstop), and whether that backstop
+/// is registered.
+static COUNTED: BackendLocal<(bool, bool)> = BackendLocal::new((false, false));
+
+/// This backend's place among the waiters, given back when dropped: also when a check raises
+/// (pgrx unwinds through here), and at exit (FATAL exits without unwinding).
+struct Waiting(&'static Shared);
+
+impl Waiting {
+    fn start(s: &'static Shared) -> Self {
+        // SAFETY: the backend's thread; the closure does not reach COUNTED again.
+        let registered = unsafe { COUNTED.with(|c| std::mem::replace(&mut c.1, true)) };
+        if !registered {
+            // SAFETY: a callback for the life of the process; it only gives the count back.
+            unsafe { pg_sys::on_shmem_exit(Some(on_exit), pg_sys::Datum::from(0)) };
+        }
+        s.waiters.fetch_add(1, Ordering::SeqCst);
+        // SAFETY: as above.
+        unsafe { COUNTED.with(|c| c.0 = true) };
+        Waiting(s)
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        give_back(self.0);
+    }
+}
+
+fn give_back(s: &'static Shared) {
+    // SAFETY: the backend's thread; only this flag.
+    if unsafe { COUNTED.with(|c| std::mem::replace(&mut c.0, false)) } {
+        s.waiters.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+unsafe extern "C-unwind" fn on_exit(_code: core::ffi::c_int, _arg: pg_sys::Datum) {
+    if let Some(s) = shared() {
+        give_back(s);
+    }
+}
+
+/// What a check found: ready, or how long until something is due (a retry's time).
+struct Found {
+    ready: bool,
+    due_in: Option<Duration>,
+}
+
+/// Checks until `check` finds something or `timeout` passes, sleeping on the ConditionVariable
+/// in between, at most `cap` at a time when given.
+fn wait_loop(timeout: Duration, cap: Option<Duration>, mut check: impl FnMut() -> Found) -> bool {
+    let Some(s) = shared() else { not_preloaded() };
+    let deadline = Instant::now() + timeout;
+    let _waiting = Waiting::start(s);
+    loop {
+        let seen = s.seq.load(Ordering::SeqCst);
+        // the count and the number before the check's reads of the slots (the Dekker pair)
+        fence(Ordering::SeqCst);
+        let found = check();
+        if found.ready {
+            return true;
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return false;
+        }
+        let mut until = deadline;
+        for d in [found.due_in, cap].into_iter().flatten() {
+            until = until.min(now + d);
+        }
+        sleep(s, seen, until);
+    }
+}
+
+/// Sleeps until a broadcast after `seen`, or `until`.
+fn sleep(s: &'static Shared, seen: u64, until: Instant) {
+    // SAFETY: the shared ConditionVariable; PostgreSQL's protocol: prepare, sleep in a loop that
+    // re-checks the condition, cancel. An interrupt raises from inside the sleep (pgrx unwinds
+    // it to the function's boundary); the transaction's abort cancels the sleep then.
+    unsafe {
+        pg_sys::ConditionVariablePrepareToSleep(cv(s));
+        while s.seq.load(Ordering::SeqCst) == seen {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            let ms = left.as_millis().clamp(1, i32::MAX as u128) as core::ffi::c_long;
+            if pg_sys::ConditionVariableTimedSleep(cv(s), ms, pg_sys::PG_WAIT_EXTENSION) {
+                break;
+            }
+        }
+        let _ = pg_sys::ConditionVariableCancelSleep();
+    }
+}
+
+fn not_preloaded() -> ! {
+    UserError::new(
+        Condition::NotPreloaded,
+        "hlculid_wait needs the hlculid library preloaded",
+    )
+    .detail("Waiters sleep on shared memory, which the library allocates when the server starts with it in shared_preload_libraries.")
+    .hint("Add hlculid to shared_preload_libraries and restart the server.")
+    .raise()
+}
+
+/// A timeout as a duration: NULL and negative ones are errors (a month counts 30 days, as
+/// PostgreSQL compares intervals).
+fn timeout_of(function: &str, timeout: Option<Interval>) -> Duration {
+    let Some(t) = timeout else {
+        UserError::new(
+            Condition::NullArgument,
+            format!("{function} cannot wait a NULL timeout"),
+        )
+        .hint("Pass an interval of 0 or more, such as '30 s'.")
+        .raise()
+    };
+    let micros = i128::from(t.months()) * 30 * 86_400_000_000
+        + i128::from(t.days()) * 86_400_000_000
+        + i128::from(t.micros());
+    if micros < 0 {
+        UserError::new(
+            Condition::InvalidParameter,
+            format!("{function} cannot wait a negative timeout"),
+        )
+        .hint("Pass an interval of 0 or more, such as '30 s'.")
+        .raise()
+    }
+    Duration::from_micros(micros.min(i128::from(i64::MAX)) as u64)
+}
+
+/// One argument of [`fresh_query`]: its type and value (NULL: `None`).
+type Arg = (pg_sys::Oid, Option<pg_sys::Datum>);
+
+/// Runs `sql` with a new snapshot (SPI not read-only: READ COMMITTED takes one per statement,
+/// and no transaction id is assigned for it) and returns the first row's by-value columns.
+fn fresh_query(sql: &CStr, args: &[Arg], ncols: usize) -> Vec<Option<pg_sys::Datum>> {
+    let mut types: Vec<pg_sys::Oid> = args.iter().map(|a| a.0).collect();
+    let mut values: Vec<pg_sys::Datum> = args
+        .iter()
+        .map(|a| a.1.unwrap_or(pg_sys::Datum::from(0)))
+        .collect();
+    let nulls: Vec<core::ffi::c_char> = args
+        .iter()
+        .map(|a| if a.1.is_some() { b' ' } else { b'n' } as core::ffi::c_char)
+        .collect();
+    // SAFETY: SPI's protocol, within the function's call; the arrays live across the call; the
+    // columns read are by-value types (bool, float8), copied out before SPI_finish.
+    unsafe {
+        pg_sys::SPI_connect();
+        let rc = pg_sys::SPI_execute_with_args(
+            sql.as_ptr(),
+            args.len() as _,
+            types.as_mut_ptr(),
+            values.as_mut_ptr(),
+            nulls.as_ptr(),
+            false,
+            1,
+        );
+        let mut out = vec![None; ncols];
+        let table = pg_sys::SPI_tuptable;
+        if rc == pg_sys::SPI_OK_SELECT as i32 && !table.is_null() && pg_sys::SPI_processed > 0 {
+            let tuple = *(*table).vals;
+            for (i, slot) in out.iter_mut().enumerate() {
+                let mut isnull = false;
+                let d = pg_sys::SPI_getbinval(tuple, (*table).tupdesc, (i + 1) as _, &mut isnull);
+                *slot = (!isnull).then_some(d);
+            }
+        }
+        pg_sys::SPI_finish();
+        out
+    }
+}
+
+/// [`fresh_query`] for one text column of the first row (copied out before SPI_finish).
+fn fresh_text(sql: &CStr, args: &[Arg]) -> Option<String> {
+    let mut types: Vec<pg_sys::Oid> = args.iter().map(|a| a.0).collect();
+    let mut values: Vec<pg_sys::Datum> = args
+        .iter()
+        .map(|a| a.1.unwrap_or(pg_sys::Datum::from(0)))
+        .collect();
+    let nulls: Vec<core::ffi::c_char> = args
+        .iter()
+        .map(|a| if a.1.is_some() { b' ' } else { b'n' } as core::ffi::c_char)
+        .collect();
+    // SAFETY: as in fresh_query; the text is copied into a Rust String before SPI_finish frees
+    // the tuple table.
+    unsafe {
+        pg_sys::SPI_connect();
+        let rc = pg_sys::SPI_execute_with_args(
+            sql.as_ptr(),
+            args.len() as _,
+            types.as_mut_ptr(),
+            values.as_mut_ptr(),
+            nulls.as_ptr(),
+            true,
+            1,
+        );
+        let table = pg_sys::SPI_tuptable;
+        let mut out = None;
+        if rc == pg_sys::SPI_OK_SELECT as i32 && !table.is_null() && pg_sys::SPI_processed > 0 {
+            let mut isnull = false;
+            let d = pg_sys::SPI_getbinval(*(*table).vals, (*table).tupdesc, 1, &mut isnull);
+            out = String::from_datum(d, isnull);
+        }
+        pg_sys::SPI_finish();
+        out
+    }
+}
+
+/// The table of `row_type` and `id_column`, quoted for a query's text: `"schema"."table"`,
+/// `"column"` (None for a table that is gone). For the cheap re-checks, once a full check
+/// (through `hlculid_read`, which checks the table, the column and the transaction) passed.
+fn quoted_names(row_type: pg_sys::Oid, id_column: &str) -> Option<(String, String)> {
+    let column = pgrx::datum::IntoDatum::into_datum(id_column);
+    let both = fresh_text(
+        c"SELECT pg_catalog.format('%I.%I %I', n.nspname, c.relname, $2) \
+          FROM pg_catalog.pg_type t JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.typrelid \
+          JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
+          WHERE t.oid OPERATOR(pg_catalog.=) $1",
+        &[
+            (pg_sys::OIDOID, Some(pg_sys::Datum::from(row_type))),
+            (pg_sys::TEXTOID, column),
+        ],
+    )?;
+    // a quoted identifier may hold spaces, but never an unquoted one: split at the last space
+    // outside quotes, which %I puts between the two
+    let split = split_last_unquoted_space(&both)?;
+    Some((both[..split].to_owned(), both[split + 1..].to_owned()))
+}
+
+fn split_last_unquoted_space(s: &str) -> Option<usize> {
+    let mut quoted = false;
+    let mut at = None;
+    for (i, ch) in s.char_indices() {
+        match ch {
+            '"' => quoted = !quoted,
+            ' ' if !quoted => at = Some(i),
+            _ => {}
+        }
+    }
+    at
+}
+
+/// The cheap re-check on a table of this server: rows after `$1` below the horizon `$2`, the
+/// horizon taken in Rust before the query's new snapshot (the two-statement rule).
+fn fast_check_query(row_type: pg_sys::Oid, id_column: &str) -> Option<CString> {
+    let (table, column) = quoted_names(row_type, id_column)?;
+    CString::new(format!(
+        "SELECT EXISTS (SELECT FROM {table} t WHERE ($1 IS NULL OR t.{column} OPERATOR(pg_catalog.>) $1) \
+         AND t.{column} OPERATOR(pg_catalog.<) $2)"
+    ))
+    .ok()
+}
+
+fn hlculid_arg(id: Option<Hlculid>) -> Arg {
+    (
+        Hlculid::type_oid(),
+        id.and_then(pgrx::datum::IntoDatum::into_datum),
+    )
+}
+
+/// Whether Citus manages the table of row type `row_type`.
+fn citus_table(row_type: pg_sys::Oid) -> bool {
+    let found = fresh_query(
+        c"SELECT pg_catalog.hlculid_citus_table(t.typrelid::pg_catalog.regclass) \
+          FROM pg_catalog.pg_type t \
+          WHERE t.oid OPERATOR(pg_catalog.=) $1 AND t.typrelid OPERATOR(pg_catalog.<>) 0::pg_catalog.oid",
+        &[(pg_sys::OIDOID, Some(pg_sys::Datum::from(row_type)))],
+        1,
+    );
+    found[0].is_some_and(|d| d.value() != 0)
+}
+
+/// SQL `hlculid_wait(table_row, after, timeout)`: true as soon as `hlculid_read(table_row,
+/// after, 1)` would return a row, false at the timeout.
+#[pg_extern(volatile)]
+fn hlculid_wait(
+    table_row: Option<pgrx::datum::AnyElement>,
+    after: Option<Hlculid>,
+    timeout: default!(Option<Interval>, "'30 s'"),
+    fcinfo: pg_sys::FunctionCallInfo,
+) -> bool {
+    let _ = table_row;
+    let timeout = timeout_of("hlculid_wait", timeout);
+    // SAFETY: the call's own fcinfo, whose flinfo knows the argument's resolved type.
+    let row_type = unsafe { pg_sys::get_fn_expr_argtype((*fcinfo).flinfo, 0) };
+    let citus = citus_table(row_type);
+    let cap = citus.then_some(CITUS_RECHECK);
+    let args = [(row_type, None), hlculid_arg(after)];
+    // the first check is hlculid_read itself (its errors are ours); then, on a table of this
+    // server, the cheap query, and none at all while the horizon has not moved (no row can have
+    // become readable below an unchanged horizon)
+    let mut fast: Option<(CString, u64)> = None;
+    wait_loop(timeout, cap, || {
+        if let Some((query, last)) = &mut fast {
+            let h = crate::horizon::server::compute();
+            if h == *last {
+                return Found {
+                    ready: false,
+                    due_in: None,
+                };
+            }
+            *last = h;
+            let found = fresh_query(query, &[args[1], horizon_at(h)], 1);
+            return Found {
+                ready: found[0].is_some_and(|d| d.value() != 0),
+                due_in: None,
+            };
+        }
+        let h = (!citus).then(crate::horizon::server::compute);
+        let found = fresh_query(
+            c"SELECT EXISTS (SELECT FROM pg_catalog.hlculid_read($1, $2, 1))",
+            &args,
+            1,
+        );
+        if let Some(h) = h {
+            fast = fast_check_query(row_type, "id").map(|q| (q, h));
+        }
+        Found {
+            ready: found[0].is_some_and(|d| d.value() != 0),
+            due_in: None,
+        }
+    })
+}
+
+fn horizon_at(h: u64) -> Arg {
+    hlculid_arg(Some(Hlculid(hlculid_core::Id::from_u128(
+        u128::from(h) << 64,
+    ))))
+}
+
+/// SQL `hlculid_consumer_wait(consumer, timeout)`: true as soon as `hlculid_consume` would
+/// return a row (a retry that is due, or a row after the consumer's position below the
+/// horizon), false at the timeout.
+#[pg_extern(volatile)]
+fn hlculid_consumer_wait(
+    consumer: Option<&str>,
+    timeout: default!(Option<Interval>, "'30 s'"),
+) -> bool {
+    let Some(consumer) = consumer else {
+        UserError::new(
+            Condition::NullArgument,
+            "hlculid_consumer_wait needs a consumer name",
+        )
+        .raise()
+    };
+    let timeout = timeout_of("hlculid_consumer_wait", timeout);
+    let name = pgrx::datum::IntoDatum::into_datum(consumer);
+    let name_arg: Arg = (pg_sys::TEXTOID, name);
+    let found = fresh_query(
+        c"SELECT t.oid, pg_catalog.pg_has_role(c.owner::pg_catalog.oid, 'MEMBER') \
+          FROM hlculid.hlculid_consumer_positions c \
+          JOIN pg_catalog.pg_type t ON t.typrelid OPERATOR(pg_catalog.=) c.relation::pg_catalog.oid \
+          WHERE c.consumer OPERATOR(pg_catalog.=) $1",
+        std::slice::from_ref(&name_arg),
+        2,
+    );
+    let Some(row_type) = found[0] else {
+        UserError::new(
+            Condition::UndefinedConsumer,
+            format!("consumer \"{consumer}\" does not exist"),
+        )
+        .hint("hlculid_consume creates a consumer at its first call; hlculid_consumer_create at a chosen start.")
+        .raise()
+    };
+    if found[1].is_none_or(|d| d.value() == 0) {
+        not_owner(consumer);
+    }
+    let row_type = pg_sys::Oid::from(row_type.value() as u32);
+    let citus = citus_table(row_type);
+    let cap = citus.then_some(CITUS_RECHECK);
+    let args = [name_arg, (row_type, None)];
+    // the first check reads through hlculid_read (its errors are ours); then, on a table of
+    // this server, the same with the horizon taken here and the table read directly
+    let mut fast: Option<CString> = None;
+    wait_loop(timeout, cap, || {
+        // the consumer's row read again each time (a reset moves it); gone: an error
+        let found = match &fast {
+            Some(query) => fresh_query(
+                query,
+                &[args[0], horizon_at(crate::horizon::server::compute())],
+                3,
+            ),
+            None => {
+                let found = fresh_query(&consumer_check(CONSUMER_FULL_READ), &args, 3);
+                if !citus {
+                    fast = consumer_fast_read(row_type, &args[0]).map(|read| consumer_check(&read));
+                }
+                found
+            }
+        };
+        if found[0].is_none_or(|d| d.value() == 0) {
+            UserError::new(
+                Condition::UndefinedConsumer,
+                format!("consumer \"{consumer}\" does not exist"),
+            )
+            .detail("It was dropped while hlculid_consumer_wait waited on it.")
+            .raise()
+        }
+        let due_in = found[2].map(|d| {
+            // SAFETY: a float8 column, by value.
+            let secs = unsafe { f64::from_datum(d, false) }.unwrap_or(0.0);
+            Duration::from_secs_f64(secs.clamp(0.0, 1e9))
+        });
+        Found {
+            ready: found[1].is_some_and(|d| d.value() != 0),
+            due_in,
+        }
+    })
+}
+
+/// The read of a consumer's check through `hlculid_read` (`$2`: the table's row type).
+const CONSUMER_FULL_READ: &str =
+    "EXISTS (SELECT FROM pg_catalog.hlculid_read($2, c.position, 1, c.id_column))";
+
+/// A consumer's check: (it exists, a retry is due or `read` finds a row, seconds until the
+/// next retry is due), `$1` its name.
+fn consumer_check(read: &str) -> CString {
+    CString::new(format!(
+        "SELECT c.consumer IS NOT NULL, \
+            EXISTS (SELECT FROM hlculid.hlculid_consumer_retries r \
+                    WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.delivered_in IS NULL \
+                      AND r.due_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp()) \
+            OR (CASE WHEN c.consumer IS NULL THEN false ELSE {read} END), \
+            (SELECT pg_catalog.date_part('epoch'::pg_catalog.text, \
+                     pg_catalog.min(r.due_at) OPERATOR(pg_catalog.-) pg_catalog.clock_timestamp()) \
+             FROM hlculid.hlculid_consumer_retries r \
+             WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.delivered_in IS NULL) \
+          FROM (SELECT) one LEFT JOIN hlculid.hlculid_consumer_positions c \
+            ON c.consumer OPERATOR(pg_catalog.=) $1"
+    ))
+    .unwrap_or_default()
+}
+
+/// The direct read of a consumer's check on a table of this server (`$2`: the horizon taken
+/// before the query), with the consumer's id column as it is now.
+fn consumer_fast_read(row_type: pg_sys::Oid, name: &Arg) -> Option<String> {
+    let column = fresh_text(
+        c"SELECT c.id_column::pg_catalog.text FROM hlculid.hlculid_consumer_positions c \
+          WHERE c.consumer OPERATOR(pg_catalog.=) $1",
+        std::slice::from_ref(name),
+    )?;
+    let (table, column) = quoted_names(row_type, &column)?;
+    Some(format!(
+        "EXISTS (SELECT FROM {table} t WHERE (c.position IS NULL OR t.{column} OPERATOR(pg_catalog.>) c.position) \
+         AND t.{column} OPERATOR(pg_catalog.<) $2)"
+    ))
+}
+
+fn not_owner(consumer: &str) -> ! {
+    UserError::new(
+        Condition::NotConsumerOwner,
+        format!("permission denied for consumer \"{consumer}\""),
+    )
+    .detail("A consumer belongs to the role that created it.")
+    .hint("Consume it as that role (or a member of it), or create a consumer of your own.")
+    .raise()
+}

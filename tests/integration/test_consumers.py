@@ -1,0 +1,530 @@
+"""Subscriptions (0.6.0, issue 39): hlculid_wait and named consumers against a real server.
+Writers that commit out of order and roll back beside consumers (and a naive cursor that loses
+rows in the same run); rollback redelivers; the work of the consuming transaction happens once;
+two sessions of one consumer take turns; a handler that fails on chosen rows retries and parks
+them as dead letters without stopping; waits that wake on commit, time out, end on a cancel, and
+sleep without CPU; the edges' SQLSTATEs; another role cannot touch a consumer."""
+
+import random
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from pgcluster import by_tier
+
+CONF = ("hlculid.publisher_id = 3", "max_prepared_transactions = 10")
+ZERO = "000000000000-0000-0000-000000000000"
+
+
+class Db:
+    """One database of the module's server: what a test needs of a cluster, in that database."""
+
+    def __init__(self, cluster, dbname):
+        self.cluster, self.dbname = cluster, dbname
+
+    def connect(self, user="postgres", autocommit=True):
+        return self.cluster.connect(user=user, autocommit=autocommit, dbname=self.dbname)
+
+    def sql(self, query, params=None, user="postgres"):
+        return self.cluster.sql(query, params, user=user, dbname=self.dbname)
+
+    def one(self, query, params=None):
+        return self.sql(query, params)[0][0]
+
+
+@pytest.fixture(scope="module")
+def server():
+    """One server for the module (its start is most of a test's time); a database per test."""
+    from pgcluster import Cluster
+    c = Cluster("consumers", conf=CONF)
+    try:
+        c.start()
+        yield c
+    finally:
+        c.stop("immediate")
+        shutil.rmtree(c.dir, ignore_errors=True)
+
+
+@pytest.fixture
+def c(server, request):
+    dbname = "t_" + request.node.name[5:40].lower()
+    server.sql(f"DROP DATABASE IF EXISTS {dbname}")
+    server.sql(f"CREATE DATABASE {dbname}")
+    c = Db(server, dbname)
+    c.sql("CREATE EXTENSION hlculid")
+    c.sql("CREATE TABLE ev (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), w int, n int)")
+    c.sql("CREATE TABLE done (id hlculid, consumer text, session int)")
+    return c
+
+
+def sqlstate(conn, query, params=None):
+    try:
+        conn.execute(query, params)
+    except psycopg.Error as e:
+        return e.sqlstate
+    return None
+
+
+def writer(c, w, stop, errors_, rnd_commit=0.03):
+    """One row a transaction, committed 0-30 ms later; one in ten rolled back."""
+    rnd = random.Random(w)
+    try:
+        with c.connect(autocommit=False) as conn:
+            n = 0
+            while not stop.is_set():
+                n += 1
+                conn.execute("INSERT INTO ev (w, n) VALUES (%s, %s)", (w, n))
+                time.sleep(rnd.random() * rnd_commit)
+                if rnd.random() < 0.1:
+                    conn.rollback()
+                else:
+                    conn.commit()
+    except Exception as e:  # noqa: BLE001 - reported by the test
+        errors_.append(e)
+
+
+def consumer_loop(c, name, session, stop, errors_, rollback_every=0):
+    """wait, consume, record the ids in `done` in the same transaction, commit; every
+    `rollback_every`-th batch rolls back instead (its rows come again)."""
+    try:
+        with c.connect(autocommit=False) as conn:
+            batch = 0
+            while True:
+                stopping = stop.is_set()
+                conn.execute("SELECT hlculid_consumer_wait(%s, '50 ms')", (name,))
+                conn.commit()
+                rows = conn.execute("SELECT id::text FROM hlculid_consume(%s, NULL::ev, 50)", (name,)).fetchall()
+                for (i,) in rows:
+                    conn.execute("INSERT INTO done VALUES (%s::hlculid, %s, %s)", (i, name, session))
+                batch += 1
+                if rows and rollback_every and batch % rollback_every == 0:
+                    conn.rollback()
+                    continue
+                conn.commit()
+                if stopping and not rows:
+                    return
+    except Exception as e:  # noqa: BLE001 - reported by the test
+        errors_.append(e)
+
+
+def naive_loop(c, stop, seen):
+    with c.connect() as conn:
+        last = ZERO
+        while True:
+            stopping = stop.is_set()
+            rows = conn.execute("SELECT id::text FROM ev WHERE id > %s::hlculid ORDER BY id", (last,)).fetchall()
+            seen += [r[0] for r in rows]
+            if rows:
+                last = rows[-1][0]
+            if stopping and not rows:
+                return
+            time.sleep(0.005)
+
+
+def test_consumers_lose_and_duplicate_nothing_beside_late_commits_where_a_naive_cursor_loses_rows(c):
+    c.sql("SELECT hlculid_consumer_create('a', 'ev'); SELECT hlculid_consumer_create('b', 'ev')")
+    stop_writers, stop_readers = threading.Event(), threading.Event()
+    errs, naive = [], []
+    writers = [threading.Thread(target=writer, args=(c, w, stop_writers, errs)) for w in range(6)]
+    # consumer "a": two sessions taking turns, one of them rolling back every 5th batch;
+    # consumer "b": one session
+    readers = [threading.Thread(target=consumer_loop, args=(c, "a", 1, stop_readers, errs, 5)),
+               threading.Thread(target=consumer_loop, args=(c, "a", 2, stop_readers, errs)),
+               threading.Thread(target=consumer_loop, args=(c, "b", 1, stop_readers, errs)),
+               threading.Thread(target=naive_loop, args=(c, stop_readers, naive))]
+    for t in readers + writers:
+        t.start()
+    time.sleep(by_tier(2, 10))
+    stop_writers.set()
+    for t in writers:
+        t.join(60)
+    stop_readers.set()
+    for t in readers:
+        t.join(60)
+    assert not errs, errs
+    committed = {r[0] for r in c.sql("SELECT id::text FROM ev")}
+    assert len(committed) > 100
+    for name in ("a", "b"):
+        got = [r[0] for r in c.sql("SELECT id::text FROM done WHERE consumer = %s", (name,))]
+        assert len(got) == len(set(got)), f"{name}: {len(got) - len(set(got))} duplicated"
+        assert set(got) == committed, f"{name}: {len(committed - set(got))} lost"
+    # both sessions of "a" got rows (they took turns), never the same ones
+    assert c.one("SELECT count(DISTINCT session) FROM done WHERE consumer = 'a'") == 2
+    lost = committed - set(naive)
+    assert lost, "the naive cursor lost nothing: the writers did not commit out of order"
+    # the position is the last id, and nothing is pending
+    assert c.one("SELECT position::text FROM hlculid.hlculid_consumer_positions WHERE consumer = 'a'") == max(committed)
+
+
+def test_rollback_redelivers_and_the_consuming_transaction_acknowledges(c):
+    c.sql("INSERT INTO ev (n) SELECT g FROM generate_series(1, 5) g")
+    with c.connect(autocommit=False) as conn:
+        first = conn.execute("SELECT n FROM hlculid_consume('x', NULL::ev, 3)").fetchall()
+        assert [r[0] for r in first] == [1, 2, 3]
+        conn.execute("INSERT INTO done SELECT id, 'x', 1 FROM ev WHERE n <= 3")
+        conn.rollback()
+        again = conn.execute("SELECT n FROM hlculid_consume('x', NULL::ev, 3)").fetchall()
+        assert again == first
+        conn.execute("INSERT INTO done SELECT id, 'x', 1 FROM ev WHERE n <= 3")
+        conn.commit()
+        rest = conn.execute("SELECT n FROM hlculid_consume('x', NULL::ev)").fetchall()
+        assert [r[0] for r in rest] == [4, 5]
+        conn.commit()
+        assert conn.execute("SELECT count(*) FROM hlculid_consume('x', NULL::ev)").fetchone()[0] == 0
+    assert c.one("SELECT count(*) FROM done") == 3  # the rolled-back work is gone, once
+
+
+def test_two_sessions_of_one_consumer_take_turns(c):
+    c.sql("INSERT INTO ev (n) SELECT g FROM generate_series(1, 6) g")
+    c.sql("SELECT hlculid_consumer_create('t', 'ev')")
+    a, b = c.connect(autocommit=False), c.connect(autocommit=False)
+    try:
+        got_a = [r[0] for r in a.execute("SELECT n FROM hlculid_consume('t', NULL::ev, 3)").fetchall()]
+        b.execute("SET lock_timeout = '300ms'")
+        # b waits for a's transaction (the consumer's row is locked), never taking a's rows
+        assert sqlstate(b, "SELECT n FROM hlculid_consume('t', NULL::ev, 3)") == "55P03"
+        b.rollback()
+        result = []
+        t = threading.Thread(target=lambda: result.extend(
+            r[0] for r in b.execute("SELECT n FROM hlculid_consume('t', NULL::ev, 3)").fetchall()))
+        t.start()
+        time.sleep(0.3)
+        assert t.is_alive()  # still waiting for a
+        a.commit()
+        t.join(10)
+        b.commit()
+        assert got_a == [1, 2, 3] and result == [4, 5, 6]
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_failing_handler_retries_with_delay_then_parks_dead_letters_and_the_consumer_goes_on(c):
+    c.sql("INSERT INTO ev (n) SELECT g FROM generate_series(1, 40) g")
+    c.sql("SELECT hlculid_consumer_create('f', 'ev', max_attempts => 3)")
+    always = {5, 17, 33}        # fail every time: parked after 3 attempts
+    twice = {8, 21}             # fail on their first two attempts, succeed on the third
+    attempts, handled, retried_at = {}, [], {}
+    deadline = time.time() + 30
+    with c.connect(autocommit=False) as conn:
+        while time.time() < deadline:
+            if not conn.execute("SELECT hlculid_consumer_wait('f', '2 s')").fetchone()[0]:
+                break
+            conn.commit()
+            for i, n in conn.execute("SELECT id::text, n FROM hlculid_consume('f', NULL::ev, 7)").fetchall():
+                attempts[n] = attempts.get(n, 0) + 1
+                if n in always or (n in twice and attempts[n] <= 2):
+                    if n in retried_at:  # came back no earlier than its delay
+                        assert time.time() - retried_at[n] >= 0.19
+                    retried_at[n] = time.time()
+                    conn.execute("SELECT hlculid_consume_retry('f', %s::hlculid, '200 ms', %s)", (i, f"failed {n}"))
+                else:
+                    handled.append(n)
+            conn.commit()
+    assert sorted(handled) == sorted(set(range(1, 41)) - always)
+    assert len(handled) == len(set(handled))
+    assert {n: attempts[n] for n in always | twice} == {5: 3, 17: 3, 33: 3, 8: 3, 21: 3}
+    parked = c.sql("SELECT e.n, d.attempts, d.last_error, d.relation::text FROM hlculid.hlculid_dead_letters d "
+                   "JOIN ev e ON e.id = d.id WHERE d.consumer = 'f' ORDER BY e.n")
+    assert parked == [(5, 3, "failed 5", "ev"), (17, 3, "failed 17", "ev"), (33, 3, "failed 33", "ev")]
+    assert c.one("SELECT count(*) FROM hlculid.hlculid_consumer_retries WHERE delivered_in IS NULL") == 0
+    view = c.sql("SELECT pending_retries, dead_letters, position = (SELECT max(id) FROM ev) FROM hlculid.hlculid_consumers")
+    assert view == [(0, 3, True)]
+    # requeued with a fresh count: given again, handled now
+    assert c.one("SELECT hlculid_dead_letter_requeue('f', (SELECT id FROM ev WHERE n = 5))") == 1
+    assert c.one("SELECT hlculid_dead_letter_requeue('f')") == 2
+    assert c.one("SELECT hlculid_consumer_wait('f', '1 s')") is True
+    with c.connect(autocommit=False) as conn:
+        again = [r[0] for r in conn.execute("SELECT n FROM hlculid_consume('f', NULL::ev)").fetchall()]
+        conn.commit()
+        assert sorted(again) == [5, 17, 33]
+        assert conn.execute("SELECT count(*) FROM hlculid_consume('f', NULL::ev)").fetchone()[0] == 0
+        conn.commit()
+    assert c.one("SELECT count(*) FROM hlculid.hlculid_consumer_retries") == 0
+    assert c.one("SELECT count(*) FROM hlculid.hlculid_dead_letters") == 0
+
+
+def timed(c, query, params=None):
+    """Runs `query` in a thread; returns (thread, result dict with value/error/elapsed/pid)."""
+    out = {}
+    ready = threading.Event()
+
+    def run():
+        with c.connect() as conn:
+            out["pid"] = conn.info.backend_pid
+            ready.set()
+            t0 = time.monotonic()
+            try:
+                out["value"] = conn.execute(query, params).fetchone()[0]
+            except psycopg.Error as e:
+                out["error"] = e.sqlstate
+            out["elapsed"] = time.monotonic() - t0
+            out["end"] = time.monotonic()
+
+    t = threading.Thread(target=run)
+    t.start()
+    ready.wait(10)
+    return t, out
+
+
+def cpu_seconds(pid):
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / 100.0
+
+
+def test_hlculid_wait_wakes_on_commit_well_before_its_timeout_and_sleeps_without_cpu(c):
+    c.sql("INSERT INTO ev (n) VALUES (0)")
+    last = c.one("SELECT max(id)::text FROM ev")
+    # idle: false at the timeout, no CPU spent meanwhile
+    t, out = timed(c, "SELECT hlculid_wait(NULL::ev, %s::hlculid, '1 s')", (last,))
+    time.sleep(0.2)
+    cpu0 = cpu_seconds(out["pid"])
+    time.sleep(0.7)
+    cpu1 = cpu_seconds(out["pid"])
+    t.join(10)
+    assert out["value"] is False and 0.95 < out["elapsed"] < 2.5, out
+    assert cpu1 - cpu0 < 0.05, f"{cpu1 - cpu0:.2f} s of CPU while waiting"
+    # a commit wakes it at once
+    latencies = []
+    for _ in range(5):
+        t, out = timed(c, "SELECT hlculid_wait(NULL::ev, %s::hlculid, '10 s')", (last,))
+        time.sleep(0.2)
+        with c.connect() as w:
+            w.execute("INSERT INTO ev (n) VALUES (1)")
+            committed = time.monotonic()
+        t.join(10)
+        assert out["value"] is True, out
+        latencies.append(out["end"] - committed)
+        last = c.one("SELECT max(id)::text FROM ev")
+    assert max(latencies) < 0.5, latencies
+    # a row held back by an older transaction: no wake-up by the younger commit, then one at
+    # the older's commit
+    old = c.connect(autocommit=False)
+    old.execute("INSERT INTO ev (n) VALUES (2)")
+    t, out = timed(c, "SELECT hlculid_wait(NULL::ev, %s::hlculid, '10 s')", (last,))
+    c.sql("INSERT INTO ev (n) VALUES (3)")
+    time.sleep(0.5)
+    assert t.is_alive(), out  # the younger row is above the horizon: nothing readable yet
+    old.commit()
+    old.close()
+    t.join(10)
+    assert out["value"] is True and out["elapsed"] < 2.0, out
+    # a prepared transaction's end wakes it too
+    last = c.one("SELECT max(id)::text FROM ev")
+    with c.connect(autocommit=False) as p:
+        p.execute("INSERT INTO ev (n) VALUES (4)")
+        p.execute("PREPARE TRANSACTION 'p1'")
+    t, out = timed(c, "SELECT hlculid_wait(NULL::ev, %s::hlculid, '10 s')", (last,))
+    time.sleep(0.4)
+    assert t.is_alive()
+    c.sql("COMMIT PREPARED 'p1'")
+    ended = time.monotonic()
+    t.join(10)
+    assert out["value"] is True and out["end"] - ended < 0.5, out
+    # NULL after: from the start
+    assert c.one("SELECT hlculid_wait(NULL::ev, NULL, '0 s')") is True
+
+
+def test_a_cancel_or_terminate_ends_a_wait_at_once(c):
+    t, out = timed(c, "SELECT hlculid_wait(NULL::ev, NULL, '30 s')")
+    time.sleep(0.5)
+    sent = time.monotonic()
+    c.sql("SELECT pg_cancel_backend(%s)", (out["pid"],))
+    t.join(10)
+    assert out.get("error") == "57014" and out["end"] - sent < 1.0, out
+    t, out = timed(c, "SELECT hlculid_consumer_wait('nobody-yet', '30 s')")
+    t.join(10)
+    assert out.get("error") == "42704"
+    c.sql("SELECT hlculid_consumer_create('w', 'ev')")
+    t, out = timed(c, "SELECT hlculid_consumer_wait('w', '30 s')")
+    time.sleep(0.5)
+    sent = time.monotonic()
+    c.sql("SELECT pg_terminate_backend(%s)", (out["pid"],))
+    t.join(10)
+    assert out.get("error") is not None and out["end"] - sent < 1.0, out
+    # the waiters' count came back to zero: a later wait still wakes at a commit
+    t, out = timed(c, "SELECT hlculid_consumer_wait('w', '10 s')")
+    time.sleep(0.2)
+    c.sql("INSERT INTO ev (n) VALUES (1)")
+    t.join(10)
+    assert out["value"] is True and out["elapsed"] < 1.0, out
+
+
+def test_hlculid_consumer_wait_wakes_when_a_retry_is_due_and_times_out(c):
+    c.sql("INSERT INTO ev (n) VALUES (1)")
+    with c.connect(autocommit=False) as conn:
+        (i,) = conn.execute("SELECT id::text FROM hlculid_consume('r', NULL::ev)").fetchone()
+        assert conn.execute("SELECT hlculid_consume_retry('r', %s::hlculid, '700 ms')", (i,)).fetchone()[0] is True
+        conn.commit()
+    t0 = time.monotonic()
+    assert c.one("SELECT hlculid_consumer_wait('r', '5 s')") is True
+    assert 0.5 < time.monotonic() - t0 < 2.0
+    with c.connect(autocommit=False) as conn:
+        assert [r[0] for r in conn.execute("SELECT id::text FROM hlculid_consume('r', NULL::ev)")] == [i]
+        conn.commit()
+    t0 = time.monotonic()
+    assert c.one("SELECT hlculid_consumer_wait('r', '300 ms')") is False
+    assert 0.25 < time.monotonic() - t0 < 2.0
+
+
+def test_starts_resets_drops_and_the_view(c):
+    c.sql("INSERT INTO ev (n) SELECT g FROM generate_series(1, 3) g")
+    ids = [r[0] for r in c.sql("SELECT id::text FROM ev ORDER BY id")]
+    c.sql("SELECT hlculid_consumer_create('after', 'ev', start_after => %s::hlculid)", (ids[0],))
+    c.sql("SELECT hlculid_consumer_create('now', 'ev', start_at => now())")
+    c.sql("SELECT hlculid_consumer_create('past', 'ev', start_at => now() - interval '1 hour')")
+    # a transaction running since before "now": its row becomes readable from now on, so it counts
+    late = c.connect(autocommit=False)
+    late.execute("INSERT INTO ev (n) VALUES (4)")
+    c.sql("SELECT hlculid_consumer_create('now2', 'ev', start_at => now())")
+    late.commit()
+    late.close()
+    c.sql("INSERT INTO ev (n) VALUES (5)")
+
+    def consume(name):
+        return [r[0] for r in c.sql("SELECT n FROM hlculid_consume(%s, NULL::ev)", (name,))]
+
+    assert consume("after") == [2, 3, 4, 5]
+    assert consume("now") == [4, 5]
+    assert consume("now2") == [4, 5]
+    assert consume("past") == [1, 2, 3, 4, 5]
+    c.sql("SELECT hlculid_consumer_reset('after')")
+    assert consume("after") == [1, 2, 3, 4, 5]
+    c.sql("SELECT hlculid_consumer_reset('after', start_after => %s::hlculid)", (ids[1],))
+    assert consume("after") == [3, 4, 5]
+    row = c.sql("SELECT consumer, relation::text, id_column::text, owner::text, position_ts IS NOT NULL, "
+                "horizon IS NOT NULL, lag >= '0', pending_retries, dead_letters, updated_at IS NOT NULL "
+                "FROM hlculid.hlculid_consumers WHERE consumer = 'after'")
+    assert row == [("after", "ev", "id", "postgres", True, True, True, 0, 0, True)]
+    # held_by: a transaction that made ids and stays open
+    holder = c.connect(autocommit=False)
+    holder.execute("INSERT INTO ev (n) VALUES (6)")
+    time.sleep(0.2)
+    held = c.sql("SELECT held_by_pid, held_for > '0.1 s' FROM hlculid.hlculid_consumers WHERE consumer = 'after'")
+    assert held == [(holder.info.backend_pid, True)]
+    holder.rollback()
+    holder.close()
+    assert c.sql("SELECT held_by_pid FROM hlculid.hlculid_consumers WHERE consumer = 'after'") == [(None,)]
+    assert c.one("SELECT hlculid_consumer_drop('after')") is True
+    assert c.one("SELECT hlculid_consumer_drop('after')") is False
+
+
+def test_edges_raise_the_right_sqlstates(c):
+    c.sql("CREATE TABLE other (id hlculid PRIMARY KEY)")
+    c.sql("CREATE TABLE nokey (id hlculid)")
+    c.sql("SELECT hlculid_consumer_create('e', 'ev')")
+    cases = [
+        ("SELECT hlculid_wait(NULL::ev, NULL, NULL)", "22004"),
+        ("SELECT hlculid_wait(NULL::ev, NULL, '-1 s')", "22023"),
+        ("SELECT hlculid_wait(1, NULL, '0 s')", "42809"),
+        ("SELECT hlculid_wait(NULL::nokey, NULL, '0 s')", "42P10"),
+        ("SELECT hlculid_consumer_wait(NULL)", "22004"),
+        ("SELECT hlculid_consumer_wait('e', NULL)", "22004"),
+        ("SELECT hlculid_consumer_wait('e', '-1 s')", "22023"),
+        ("SELECT hlculid_consumer_wait('nope', '0 s')", "42704"),
+        ("SELECT hlculid_consumer_create(NULL, 'ev')", "22004"),
+        ("SELECT hlculid_consumer_create('x', NULL)", "22004"),
+        ("SELECT hlculid_consumer_create('x', 'ev', id_column => NULL)", "22004"),
+        ("SELECT hlculid_consumer_create('x', 'ev', max_attempts => 0)", "22023"),
+        ("SELECT hlculid_consumer_create('x', 'ev', max_attempts => NULL)", "22023"),
+        ("SELECT hlculid_consumer_create('x', 'ev', hlculid_min(now()), now())", "22023"),
+        ("SELECT hlculid_consumer_create('e', 'ev')", "42710"),
+        ("SELECT hlculid_consumer_create('x', 'nokey')", "42P10"),
+        ("SELECT hlculid_consumer_create('x', 'ev', id_column => 'w')", "42804"),
+        ("SELECT hlculid_consumer_create('x', 'ev', id_column => 'nope')", "42703"),
+        ("SELECT * FROM hlculid_consume(NULL, NULL::ev)", "22004"),
+        ("SELECT * FROM hlculid_consume('e', NULL::ev, 0)", "22023"),
+        ("SELECT * FROM hlculid_consume('e', NULL::ev, NULL)", "22023"),
+        ("SELECT * FROM hlculid_consume('e', NULL::other)", "22023"),
+        ("SELECT * FROM hlculid_consume('e', 1)", "42809"),
+        ("SELECT * FROM hlculid_consume('e', NULL::nokey)", "22023"),
+        ("SELECT * FROM hlculid_consume('new', NULL::nokey)", "42P10"),
+        ("SELECT hlculid_consume_retry('e', NULL)", "22004"),
+        ("SELECT hlculid_consume_retry(NULL, hlculid_min(now()))", "22004"),
+        ("SELECT hlculid_consume_retry('e', hlculid_min(now()), NULL)", "22023"),
+        ("SELECT hlculid_consume_retry('e', hlculid_min(now()), '-1 s')", "22023"),
+        ("SELECT hlculid_consume_retry('nope', hlculid_min(now()))", "42704"),
+        ("SELECT hlculid_consumer_reset(NULL)", "22004"),
+        ("SELECT hlculid_consumer_reset('nope')", "42704"),
+        ("SELECT hlculid_consumer_reset('e', hlculid_min(now()), now())", "22023"),
+        ("SELECT hlculid_consumer_drop(NULL)", "22004"),
+        ("SELECT hlculid_dead_letter_requeue(NULL)", "22004"),
+        ("SELECT hlculid_dead_letter_requeue('nope')", "42704"),
+    ]
+    with c.connect() as conn:
+        got = [(q, sqlstate(conn, q)) for q, _ in cases]
+    assert got == [(q, s) for q, s in cases]
+    assert c.one("SELECT hlculid_consumer_drop('nope')") is False
+    assert c.one("SELECT hlculid_dead_letter_requeue('e')") == 0
+    # REPEATABLE READ: the horizon's own error
+    with c.connect(autocommit=False) as conn:
+        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        assert sqlstate(conn, "SELECT * FROM hlculid_consume('e', NULL::ev)") == "0A000"
+        conn.rollback()
+        conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        assert sqlstate(conn, "SELECT hlculid_wait(NULL::ev, NULL, '0 s')") == "0A000"
+
+
+def test_another_role_cannot_touch_a_consumer(c):
+    c.sql("CREATE ROLE alice LOGIN; CREATE ROLE bob LOGIN; CREATE ROLE alice_team LOGIN IN ROLE alice")
+    c.sql("GRANT SELECT ON ev TO alice, bob, alice_team")
+    c.sql("INSERT INTO ev (n) VALUES (1)")
+    with c.connect(user="alice") as a:
+        a.execute("SELECT hlculid_consumer_create('alices', 'ev')")
+        (i,) = a.execute("SELECT id::text FROM hlculid_consume('alices', NULL::ev)").fetchone()
+        a.execute("BEGIN")
+        a.execute("SELECT hlculid_consume_retry('alices', %s::hlculid, '1 h')", (i,))
+        a.execute("COMMIT")
+    ident = f"'{i}'::hlculid"
+    with c.connect(user="bob") as b:
+        for q in ["SELECT * FROM hlculid_consume('alices', NULL::ev)",
+                  "SELECT hlculid_consumer_wait('alices', '0 s')",
+                  f"SELECT hlculid_consume_retry('alices', {ident})",
+                  "SELECT hlculid_consumer_reset('alices')",
+                  "SELECT hlculid_consumer_drop('alices')",
+                  "SELECT hlculid_dead_letter_requeue('alices')",
+                  # the tables directly: the guard trigger
+                  "UPDATE hlculid.hlculid_consumer_positions SET position = NULL WHERE consumer = 'alices'",
+                  "UPDATE hlculid.hlculid_consumer_positions SET owner = 'bob' WHERE consumer = 'alices'",
+                  "DELETE FROM hlculid.hlculid_consumer_positions WHERE consumer = 'alices'",
+                  "DELETE FROM hlculid.hlculid_consumer_retries WHERE consumer = 'alices'",
+                  f"INSERT INTO hlculid.hlculid_dead_letters VALUES ('alices', 'ev', {ident}, 1, NULL, now())",
+                  "INSERT INTO hlculid.hlculid_consumer_positions VALUES "
+                  "('bobs', 'ev', 'id', 'alice', NULL, 5, now(), now())",
+                  "TRUNCATE hlculid.hlculid_consumer_positions CASCADE",
+                  "SELECT * FROM hlculid.hlculid_consumers"]:
+            assert sqlstate(b, q) == "42501", q
+        # bob's own consumer works
+        assert b.execute("SELECT count(*) FROM hlculid_consume('bobs', NULL::ev)").fetchone()[0] == 1
+    assert c.sql("SELECT position IS NOT NULL, owner::text FROM hlculid.hlculid_consumer_positions "
+                 "WHERE consumer = 'alices'") == [(True, "alice")]
+    assert c.one("SELECT count(*) FROM hlculid.hlculid_consumer_retries WHERE consumer = 'alices'") == 1
+    # a member of alice's role may; a superuser may; pg_monitor reads the view
+    with c.connect(user="alice_team") as m:
+        assert m.execute("SELECT hlculid_consumer_wait('alices', '0 s')").fetchone()[0] is False
+        m.execute("SELECT hlculid_consumer_reset('alices')")
+    c.sql("GRANT pg_monitor TO bob")
+    with c.connect(user="bob") as b:
+        assert b.execute("SELECT count(*) FROM hlculid.hlculid_consumers").fetchone()[0] == 2
+    assert c.one("SELECT hlculid_consumer_drop('alices')") is True
+
+
+def test_a_second_call_in_the_consuming_transaction_keeps_a_retrys_count(c):
+    c.sql("INSERT INTO ev (n) VALUES (1), (2)")
+    c.sql("SELECT hlculid_consumer_create('k', 'ev', max_attempts => 2)")
+    one = c.one("SELECT id::text FROM ev WHERE n = 1")
+    with c.connect(autocommit=False) as conn:
+        assert [r[0] for r in conn.execute("SELECT n FROM hlculid_consume('k', NULL::ev, 1)")] == [1]
+        assert conn.execute("SELECT hlculid_consume_retry('k', %s::hlculid, '0 s')", (one,)).fetchone()[0] is True
+        conn.commit()
+        # the retry, then the next row in a second call of the same transaction: the retry given
+        # out by this transaction is not acknowledged yet, so its second failure is its last
+        assert [r[0] for r in conn.execute("SELECT n FROM hlculid_consume('k', NULL::ev, 1)")] == [1]
+        assert [r[0] for r in conn.execute("SELECT n FROM hlculid_consume('k', NULL::ev)")] == [2]
+        assert conn.execute("SELECT hlculid_consume_retry('k', %s::hlculid, '0 s')", (one,)).fetchone()[0] is False
+        conn.commit()
+    assert c.sql("SELECT id::text, attempts FROM hlculid.hlculid_dead_letters") == [(one, 2)]
