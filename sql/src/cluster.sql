@@ -4,8 +4,8 @@
 -- worker since 0.6.0 (src/horizon/cluster_worker.rs), what it waits for listed here, live. Citus'
 -- functions are called at run time only (they are in pg_catalog when Citus is installed);
 -- without Citus hlculid_cluster_pending() is an error and hlculid_citus_table() is false. One
--- source for the install script (through src/horizon/cluster.rs) and the upgrade scripts (0.4.0
--- -> 0.5.0 with CREATE; 0.5.0 -> 0.6.0 replaces both functions).
+-- source for the install script (through src/horizon/cluster.rs) and the upgrade scripts from
+-- 0.4.0 and 0.5.0 (hence CREATE OR REPLACE, since 0.6.0).
 
 -- Whether Citus manages the table (distributed, reference or Citus local).
 CREATE OR REPLACE FUNCTION pg_catalog.hlculid_citus_table(tbl regclass)

@@ -1060,16 +1060,8 @@ fn interval_us(i: &Interval) -> i128 {
 #[pg_extern(volatile, parallel_unsafe)]
 fn hlculid_cluster_horizon(max_wait: default!(Option<Interval>, "'10 s'")) -> Option<Hlculid> {
     const F: &str = "hlculid_cluster_horizon()";
-    // SAFETY: XactIsoLevel is the backend's setting, read on its thread.
-    if unsafe { pg_sys::XactIsoLevel } >= pg_sys::XACT_REPEATABLE_READ as i32 {
-        UserError::new(
-            Condition::HorizonInSnapshotTransaction,
-            "hlculid_cluster_horizon() cannot be used in a REPEATABLE READ or SERIALIZABLE transaction",
-        )
-        .detail("Its snapshot was taken before the horizon: a transaction that commits in between holds ids below the horizon that the snapshot cannot see.")
-        .hint("Take the horizon before BEGIN, in its own statement, and read below it in the transaction.")
-        .raise();
-    }
+    // the one READ COMMITTED rule of the horizon, watermark and readers
+    crate::horizon::read_committed::require(Some("hlculid_cluster_horizon"));
     check_citus(F);
     let max_wait = match max_wait.as_ref().map(interval_us) {
         Some(us) if us >= 0 => us.min(i128::from(i64::MAX)) as i64,
