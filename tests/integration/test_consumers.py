@@ -534,22 +534,22 @@ def test_another_role_cannot_touch_a_consumer(c):
 
 
 def test_a_superusers_consume_never_finds_another_roles_consumer(c):
-    """A superuser's calls resolve a name among its own consumers: alice's 'shared' (moved past
+    """A superuser's calls resolve a name among its own consumers: carol's 'shared' (moved past
     every row) is neither read, moved, reset nor dropped by the superuser's 'shared'."""
-    c.sql("CREATE ROLE alice LOGIN")
-    c.sql("GRANT SELECT ON ev TO alice")
+    c.sql("CREATE ROLE carol LOGIN")
+    c.sql("GRANT SELECT ON ev TO carol")
     c.sql("INSERT INTO ev (n) SELECT g FROM generate_series(1, 3) g")
-    with c.connect(user="alice") as a:
+    with c.connect(user="carol") as a:
         assert a.execute("SELECT count(*) FROM hlculid_consume('shared', NULL::ev)").fetchone()[0] == 3
         a.execute("SELECT hlculid_consume_retry('shared', (SELECT min(id) FROM ev), '0 s')")
-    alices = c.sql("SELECT position::text FROM hlculid.hlculid_consumer_positions")
+    carols = c.sql("SELECT position::text FROM hlculid.hlculid_consumer_positions")
     assert sqlstate(c.connect(), "SELECT hlculid_consumer_wait('shared', '0 s')") == "42704"
     assert sqlstate(c.connect(), "SELECT hlculid_consumer_reset('shared')") == "42704"
-    # the superuser's first call creates its own, at the start: every row, no retry of alice's
+    # the superuser's first call creates its own, at the start: every row, no retry of carol's
     assert c.one("SELECT count(*) FROM hlculid_consume('shared', NULL::ev)") == 3
     assert c.one("SELECT hlculid_consumer_drop('shared')") is True
-    assert c.sql("SELECT position::text FROM hlculid.hlculid_consumer_positions") == alices
-    with c.connect(user="alice") as a:
+    assert c.sql("SELECT position::text FROM hlculid.hlculid_consumer_positions") == carols
+    with c.connect(user="carol") as a:
         assert a.execute("SELECT count(*) FROM hlculid_consume('shared', NULL::ev)").fetchone()[0] == 1  # its retry
 
 
