@@ -568,3 +568,42 @@ def test_a_second_call_in_the_consuming_transaction_keeps_a_retrys_count(c):
         assert conn.execute("SELECT hlculid_consume_retry('k', %s::hlculid, '0 s')", (one,)).fetchone()[0] is False
         conn.commit()
     assert c.sql("SELECT id::text, attempts FROM hlculid.hlculid_dead_letters") == [(one, 2)]
+
+
+def test_a_role_dumps_and_restores_its_own_consumers_with_row_security_on(c, server, tmp_path):
+    """pg_dump by a role that is not a superuser: refused without --enable-row-security (the
+    consumers' tables have row-level security); with it (and --inserts: COPY FROM does not apply
+    policies), the role's own consumers only, restored by the role with pg_restore
+    --enable-row-security. (hlculid.hlculid_horizons, the server's, is a superuser's to dump.)"""
+    import os
+    import subprocess
+    c.sql("CREATE ROLE dana LOGIN; CREATE ROLE erin LOGIN")
+    c.sql(f"ALTER DATABASE {c.dbname} OWNER TO dana")
+    c.sql("GRANT ALL ON ev, done TO dana; GRANT SELECT ON ev TO erin")
+    c.sql("INSERT INTO ev (n) VALUES (1), (2)")
+    with c.connect(user="erin") as e:
+        e.execute("SELECT hlculid_consumer_create('erins', 'ev')")
+    with c.connect(user="dana") as d:
+        assert d.execute("SELECT count(*) FROM hlculid_consume('danas', NULL::ev, 1)").fetchone()[0] == 1
+        d.execute("SELECT hlculid_consume_retry('danas', (SELECT min(id) FROM ev), '1 h', 'oops')")
+    env = dict(os.environ, PGHOST=str(server.dir), PGPORT=str(server.port), PGUSER="dana")
+    dump = tmp_path / "dana.custom"
+    plain = subprocess.run([f"{server.bin}/pg_dump", "-Fc", "-d", c.dbname, "-f", str(dump)],
+                           env=env, capture_output=True, text=True)
+    assert plain.returncode != 0 and "row-level security" in plain.stderr, plain.stderr
+    subprocess.run([f"{server.bin}/pg_dump", "-Fc", "--enable-row-security", "--inserts", "-d", c.dbname,
+                    # the horizons' table is the server's, readable by superusers only
+                    "--exclude-table-data", "hlculid.hlculid_horizons",
+                    "-f", str(dump)], env=env, check=True, capture_output=True, text=True)
+    server.sql("DROP DATABASE IF EXISTS dana_restored")
+    server.sql("CREATE DATABASE dana_restored OWNER dana")
+    server.sql("CREATE EXTENSION hlculid", dbname="dana_restored")
+    r = subprocess.run([f"{server.bin}/pg_restore", "--enable-row-security", "--no-owner", "--no-privileges", "-d", "dana_restored",
+                        str(dump)], env=env, capture_output=True, text=True)
+    # the one error: the extension's comment, which only its owner (a superuser) may set again
+    assert "errors ignored on restore: 1" in r.stderr and "COMMENT ON EXTENSION hlculid" in r.stderr, r.stderr
+    assert server.sql("SELECT consumer, owner::text, relation::text FROM hlculid.hlculid_consumer_positions",
+                      dbname="dana_restored") == [("danas", "dana", "ev")]
+    assert server.sql("SELECT last_error FROM hlculid.hlculid_consumer_retries", dbname="dana_restored") == [("oops",)]
+    with server.connect(user="dana", dbname="dana_restored") as d:
+        assert d.execute("SELECT n FROM hlculid_consume('danas', NULL::ev)").fetchall() == [(2,)]
