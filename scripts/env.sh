@@ -50,9 +50,22 @@ if is_root; then CACHE_ROOT=${HLCULID_CACHE:-/var/cache/hlculid}
 else CACHE_ROOT=${HLCULID_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hlculid}; fi
 with_build_lock() { # with_build_lock COMMAND...: COMMAND holding the build cache's lock, if in use
   if [ -n "${CARGO_TARGET_DIR:-}" ] && [ "${CARGO_TARGET_DIR#"$CACHE_ROOT"/}" != "$CARGO_TARGET_DIR" ]; then
-    (exec 8>"$CACHE_ROOT/cargo-target.lock"; flock 8; "$@" 8>&-)
+    (exec 8>"$CACHE_ROOT/cargo-target.lock"; flock 8; claim_build_cache; "$@" 8>&-)
   else
     "$@"
+  fi
+}
+claim_build_cache() { # (under the lock) the cache's hlculid artifacts become this checkout's
+  # Cargo names hlculid's and hlculid-core's artifacts by their path inside the workspace, not by
+  # the checkout, and takes them as fresh when the checkout's sources are older than they are: a
+  # checkout whose sources predate another checkout's build got that build (seen: make check
+  # installed a scratch clone's library). When the last build was another checkout's, this one's
+  # sources are touched, so cargo builds the two crates again.
+  local stamp=$CARGO_TARGET_DIR/.hlculid-checkout
+  if [ "$(cat "$stamp" 2>/dev/null || true)" != "$REPO" ]; then
+    find "$REPO/src" "$REPO/core" "$REPO/sql" "$REPO/Cargo.toml" -path "$REPO/core/target" -prune \
+      -o -type f -exec touch {} +
+    echo "$REPO" >"$stamp"
   fi
 }
 

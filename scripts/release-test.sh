@@ -59,6 +59,13 @@ in_scratch_copy() { # in_scratch_copy COMMAND...: run on a throwaway copy of the
 python3 tools/release_steps.py docs-name "$v"
 commit "docs name $v"
 
+# -- --publish-plan (offline: no registry is asked here)
+publish_plan_names_the_files() {
+  out=$(scripts/release.sh --publish-plan --offline) && grep -qF "twine upload target/package/hlculid-$v-py3-none-any.whl" <<<"$out" \
+    && grep -qF "npm publish target/package/hlculid-$v.tgz --access public" <<<"$out" && grep -qF "cargo publish -p hlculid-core" <<<"$out"
+}
+expect_ok "--publish-plan prints the upload commands with make package's files" publish_plan_names_the_files
+
 # -- check-versions.sh
 expect_ok "check-versions passes on a consistent tree" scripts/check-versions.sh
 mkdir -p docs/upgrading

@@ -28,21 +28,29 @@
 #                                     META.json, the artifact names and claims of the version in
 #                                     the docs (tools/versions.py), and
 #                                     opens CHANGELOG's `## NEXT (unreleased)` section
+#   scripts/release.sh --publish-plan [--offline]
+#                                     what publishing the clients of the current version takes,
+#                                     for whoever holds the registry accounts (tools/publish_plan.py):
+#                                     each name asked of crates.io, PyPI and npm with their own
+#                                     clients (free, taken, or not checked and why), the metadata
+#                                     missing or still placeholders, the exact commands; uploads nothing
 # Options: --no-build (VERSION: skip the two builds above; the script's own test uses it),
 #          --allow-dirty (VERSION: release from a tree with uncommitted changes; tests only).
 # Release steps in full (docs/_incoming/release.md, "Releasing"): scripts/release.sh X.Y.Z;
-# review and commit; make package; make dist; cargo publish -p hlculid-core; tag vX.Y.Z;
+# review and commit; make package; make dist; the commands of --publish-plan; tag vX.Y.Z;
 # upload the zip to PGXN; then scripts/release.sh --bump X.Y.(Z+1) and commit.
 set -euo pipefail
 . "$(dirname "$0")/env.sh"
 cd "$REPO"
 root=$PWD
 
-mode= target= build=1 dirty=0
+mode= target= build=1 dirty=0 offline=
 while [ $# -gt 0 ]; do
   case "$1" in
     --check) mode=check ;;
     --bump) mode=bump target=${2:?--bump NEXT}; shift ;;
+    --publish-plan) mode=publish ;;
+    --offline) offline=--offline ;;
     --no-build) build=0 ;;
     --allow-dirty) dirty=1 ;;
     -*) echo "release: unknown option $1" >&2; exit 2 ;;
@@ -121,11 +129,16 @@ release)
   cat <<STEPS
 Left to do, in order:
   git commit -am "Release $target"
-  make package && make dist && cargo publish -p hlculid-core
+  make package && make dist
+  scripts/release.sh --publish-plan          # the registries: names, metadata, the exact upload commands
   git tag v$target && git push --tags        # the tag freezes sql/hlculid--$target.sql for ever
   upload target/dist/hlculid-$target.zip to PGXN (https://manager.pgxn.org/)
   scripts/release.sh --bump <next>  &&  git commit -am "<next> begins"
 STEPS
+  ;;
+
+publish)
+  python3 tools/publish_plan.py --root "$root" $offline "$current"
   ;;
 
 bump)

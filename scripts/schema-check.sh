@@ -39,7 +39,7 @@ for major in $majors; do
   if [ $built = 1 ]; then
     [ -f "$raw" ] || { echo "schema-check: no $raw (scripts/package.sh $major writes it)" >&2; exit 1; }
   else
-    cargo pgrx schema "pg$major" --pg-config "$(pg_config_for "$major")" -o "$raw" >"$RUN_ROOT/schema-$major.log" 2>&1 \
+    with_build_lock cargo pgrx schema "pg$major" --pg-config "$(pg_config_for "$major")" -o "$raw" >"$RUN_ROOT/schema-$major.log" 2>&1 \
     || { tail -30 "$RUN_ROOT/schema-$major.log" >&2; echo "schema-check: cargo pgrx schema pg$major failed" >&2; exit 1; }
   fi
   newest=$raw

@@ -450,7 +450,7 @@ CROSS JOIN LATERAL (
                 THEN pg_catalog.hlculid_horizon() END AS horizon) h
 LEFT JOIN LATERAL (
     SELECT x.pid,
-           coalesce(pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) x.xact_start, x.lag) AS held_for
+           x.lag AS held_for
     FROM hlculid.hlculid_horizon_holders x
     ORDER BY x.holds_at USING OPERATOR(pg_catalog.<) LIMIT 1) o ON true;
 

@@ -1,5 +1,5 @@
 -- Readers that never miss an event (0.4.0): the horizons table, publishing horizons and the
--- holders view (advancing a row: advance_horizon.sql; the watermark and the reading helpers:
+-- holders' function (the view: horizon_holders.sql; advancing a row: advance_horizon.sql; the watermark and the reading helpers:
 -- readers.sql). One source: the install script takes it through src/horizons.rs, and the released
 -- sql/hlculid--0.3.0--0.4.0.sql carries the text it had then. Every name is schema-qualified.
 --
@@ -22,24 +22,12 @@ CREATE TABLE hlculid.hlculid_horizons (
 -- Rows (not the table) are the user's: pg_dump dumps them.
 SELECT pg_catalog.pg_extension_config_dump('hlculid.hlculid_horizons', '');
 
--- What holds this server's horizon back, with what a DBA needs to end it.
-CREATE VIEW hlculid.hlculid_horizon_holders AS
-SELECT h.pid,
-       a.xact_start,
-       a.state,
-       h.transaction AS prepared_xid,
-       p.gid,
-       h.holds_at,
-       clock_timestamp() - pg_catalog.hlculid_ts(h.holds_at) AS lag
-FROM pg_catalog.hlculid_horizon_holds() h
-LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid = h.pid
-LEFT JOIN pg_catalog.pg_prepared_xacts p ON p.transaction::text = h.transaction::text;
+-- The view of what holds the horizon back: horizon_holders.sql (0.6.0 measures its lag anew).
 
 COMMENT ON TABLE hlculid.hlculid_horizons IS 'one row per publisher: every event of that publisher below horizon has been committed (and, replicated, has arrived)';
 COMMENT ON FUNCTION hlculid_horizon() IS 'no running or prepared transaction of this server has made an id below this one; take it in one statement, read below it in the next (READ COMMITTED)';
 COMMENT ON FUNCTION hlculid_horizon_bigint() IS 'hlculid_horizon() for bigint ids: every bigint id a running transaction may still commit is at or above it';
 COMMENT ON FUNCTION hlculid_horizon_catch_up() IS 'moves an idle clock up to the wall clock, then returns the horizon (what hlculid_publish_horizon writes)';
 COMMENT ON FUNCTION hlculid_horizon_holds() IS 'running transactions (pid) and prepared transactions (xid) holding this server''s horizon back, with the lowest id each may have made';
-COMMENT ON VIEW hlculid.hlculid_horizon_holders IS 'what holds this server''s horizon back: sessions and prepared transactions, since when, how far behind';
 COMMENT ON FUNCTION hlculid_advance_horizon(int4, hlculid) IS 'raises a publisher''s row in hlculid_horizons (never lowers it): the publisher has sent every event below the horizon';
 COMMENT ON FUNCTION hlculid_publish_horizon() IS 'writes this server''s row in hlculid_horizons from its horizon';

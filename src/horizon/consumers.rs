@@ -12,6 +12,7 @@ extension_sql_file!(
         "hlculid_readers",
         "hlculid_cluster",
         "hlculid_horizon_grants",
+        "hlculid_horizon_holders",
         wait::hlculid_wait,
         wait::hlculid_consumer_wait,
         extract::hlculid_min,

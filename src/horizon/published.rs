@@ -43,6 +43,12 @@ extension_sql_file!(
 );
 
 extension_sql_file!(
+    "../../sql/src/horizon_holders.sql",
+    name = "hlculid_horizon_holders",
+    requires = ["hlculid_horizons", server::hlculid_horizon_holds_since],
+);
+
+extension_sql_file!(
     "../../sql/src/readers.sql",
     name = "hlculid_readers",
     requires = ["hlculid_horizons"],
@@ -51,5 +57,5 @@ extension_sql_file!(
 extension_sql_file!(
     "../../sql/src/horizon_grants.sql",
     name = "hlculid_horizon_grants",
-    requires = ["hlculid_readers"],
+    requires = ["hlculid_readers", "hlculid_horizon_holders"],
 );

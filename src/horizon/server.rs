@@ -1,6 +1,6 @@
 //! The horizon: an id below which every id of this server's clock that will ever be visible
 //! already is. The SQL entry points `hlculid_horizon()`, `hlculid_horizon_bigint()`,
-//! `hlculid_horizon_catch_up()` and `hlculid_horizon_holds()`, over the backends' slots
+//! `hlculid_horizon_catch_up()`, `hlculid_horizon_holds()` and `hlculid_horizon_holds_since()`, over the backends' slots
 //! (src/horizon/slots.rs) and the prepared transactions' holds (src/horizon/prepared/mod.rs).
 //!
 //! A reader loads the clock, then scans the slots, then the holds:
@@ -26,7 +26,7 @@ pub fn compute() -> u64 {
         horizon = horizon.min(lowest);
     }
     // After the slots: a prepared transaction's hold is made before its slot is cleared.
-    for (_, lowest) in prepared::live() {
+    for (_, lowest, _) in prepared::live() {
         horizon = horizon.min(lowest);
     }
     slots::publish(horizon)
@@ -122,9 +122,48 @@ fn hlculid_horizon_holds() -> TableIterator<
     let mut rows: Vec<_> = slots::held()
         .map(|(pid, v)| (Some(pid), None, as_id(v)))
         .collect();
-    for (full_xid, lowest) in prepared::live() {
-        // the 32-bit xid, as pg_prepared_xacts shows it
-        rows.push((None, Some(i64::from(full_xid as u32)), as_id(lowest)));
+    for (full_xid, lowest, _) in prepared::live() {
+        rows.push((None, Some(xid32(full_xid)), as_id(lowest)));
+    }
+    TableIterator::new(rows)
+}
+
+/// The 32-bit xid, as pg_prepared_xacts shows it.
+fn xid32(full_xid: u64) -> i64 {
+    i64::from(full_xid as u32)
+}
+
+/// A slot's or a hold's time (0: unknown) as a timestamptz.
+fn since_ts(since: i64) -> Option<TimestampWithTimeZone> {
+    (since != 0)
+        .then(|| TimestampWithTimeZone::try_from(since).ok())
+        .flatten()
+}
+
+/// SQL `hlculid_horizon_holds_since()`: [`hlculid_horizon_holds`]'s rows with `since`, when the
+/// holder's transaction made its first id (NULL for a prepared transaction reloaded at a start,
+/// whose time was not kept): what the holders view measures `lag` from. A new function beside the
+/// old one, so that a 0.5.0 catalog running this library keeps the shape it declared.
+// the row's names are part of the signature pgrx reads: no type alias
+#[allow(clippy::type_complexity)]
+#[pg_extern(volatile, parallel_restricted)]
+fn hlculid_horizon_holds_since() -> TableIterator<
+    'static,
+    (
+        name!(pid, Option<i32>),
+        name!(transaction, Option<i64>),
+        name!(holds_at, Hlculid),
+        name!(since, Option<TimestampWithTimeZone>),
+    ),
+> {
+    if !slots::available() {
+        not_available();
+    }
+    let mut rows: Vec<_> = slots::held_since()
+        .map(|h| (Some(h.pid), None, as_id(h.lowest), since_ts(h.since)))
+        .collect();
+    for (full_xid, lowest, since) in prepared::live() {
+        rows.push((None, Some(xid32(full_xid)), as_id(lowest), since_ts(since)));
     }
     TableIterator::new(rows)
 }

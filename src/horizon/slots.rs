@@ -11,6 +11,10 @@
 //! node a distributed commit reached. At `PRE_PREPARE` the value becomes a prepared hold
 //! (src/horizon/prepared/mod.rs) before the slot is cleared.
 //!
+//! Beside the value, the slot keeps the wall time the transaction held it (its first id), so
+//! `hlculid.hlculid_horizon_holders.lag` says how long a reader has been held: the clock's value
+//! may be far behind the wall clock on an idle server, and says nothing about that.
+//!
 //! The generators are PARALLEL RESTRICTED: a parallel worker's commit (`PARALLEL_COMMIT`) comes
 //! before its leader's, so a worker's slot would release ids the leader has not committed.
 
@@ -19,13 +23,24 @@ use crate::base::errors::{Condition, UserError};
 use crate::clock::shared;
 use crate::horizon::prepared;
 use pgrx::prelude::*;
-use std::sync::atomic::{AtomicI32, AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicI64, AtomicPtr, AtomicU64, Ordering};
 
-/// One backend's slot: the lowest clock value its running transaction may take (0: none).
+/// One backend's slot: the lowest clock value its running transaction may take (0: none), and
+/// when it was held (a TimestampTz, stored before `lowest`).
 #[repr(C, align(64))]
 struct Slot {
     lowest: AtomicU64,
+    since: AtomicI64,
     pid: AtomicI32,
+}
+
+/// A slot in use, as readers see it.
+pub struct Held {
+    pub pid: i32,
+    /// The lowest clock value the transaction may take.
+    pub lowest: u64,
+    /// When the transaction held the slot (before its first id), a TimestampTz.
+    pub since: i64,
 }
 
 #[repr(C, align(64))]
@@ -119,6 +134,29 @@ pub fn held() -> impl Iterator<Item = (i32, u64)> {
         })
 }
 
+/// The slots in use with their times. `since` is read between two reads of `lowest`: when the
+/// slot changed hands in between, it is read again, so a row never pairs one transaction's
+/// value with another's time.
+pub fn held_since() -> impl Iterator<Item = Held> {
+    header()
+        .into_iter()
+        .flat_map(|h| slots(h).iter())
+        .filter_map(|s| loop {
+            let v = s.lowest.load(Ordering::Acquire);
+            if v == 0 {
+                return None;
+            }
+            let since = s.since.load(Ordering::Acquire);
+            if s.lowest.load(Ordering::Acquire) == v {
+                return Some(Held {
+                    pid: s.pid.load(Ordering::Relaxed),
+                    lowest: v,
+                    since,
+                });
+            }
+        })
+}
+
 /// Raises the shared horizon to `h` (never lowers it) and returns it: every earlier answer stays
 /// true, since later transactions take values above the clock as it was.
 pub fn publish(horizon: u64) -> u64 {
@@ -178,6 +216,9 @@ fn set(slot: &Slot) {
     // SAFETY: MyProcPid is set once at process start.
     slot.pid
         .store(unsafe { pg_sys::MyProcPid }, Ordering::Relaxed);
+    // SAFETY: reads the system clock; no shared state. Once per transaction that makes ids.
+    slot.since
+        .store(unsafe { pg_sys::GetCurrentTimestamp() }, Ordering::Release);
     // The lowest value any tick after this load can take; the tick's AcqRel step publishes it.
     slot.lowest
         .store(shared::clock_preloaded().current() + 1, Ordering::Release);
@@ -255,6 +296,9 @@ fn move_to_hold() {
         return;
     }
     if let Some(slot) = my_slot() {
-        prepared::take(slot.lowest.load(Ordering::Acquire));
+        prepared::take(
+            slot.lowest.load(Ordering::Acquire),
+            slot.since.load(Ordering::Acquire),
+        );
     }
 }

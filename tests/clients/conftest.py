@@ -2,6 +2,7 @@
 module on the path."""
 
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -35,3 +36,17 @@ def server():
 @pytest.fixture
 def dsn(server):
     return f"host={server.dir} port={server.port} user=postgres dbname=postgres"
+
+
+@pytest.fixture(scope="session")
+def packages(tmp_path_factory):
+    """The Python wheel and the npm tarball, as make package writes them (package-clients.sh)."""
+    out = tmp_path_factory.mktemp("packages")
+    r = subprocess.run([str(ROOT / "scripts" / "package-clients.sh"), str(out)], capture_output=True, text=True)
+    print(r.stdout, r.stderr)
+    assert r.returncode == 0
+    version = next(line.split('"')[1] for line in (ROOT / "Cargo.toml").read_text().splitlines()
+                   if line.startswith("version = "))
+    wheel, tarball = (Path(p) for p in r.stdout.split())
+    assert wheel.name == f"hlculid-{version}-py3-none-any.whl" and tarball.name == f"hlculid-{version}.tgz"
+    return wheel, tarball

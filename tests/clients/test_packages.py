@@ -25,14 +25,8 @@ def run(args, **kw):
     return r
 
 
-@pytest.fixture(scope="module")
-def packages(tmp_path_factory):
-    out = tmp_path_factory.mktemp("packages")
-    r = run([str(ROOT / "scripts" / "package-clients.sh"), str(out)])
-    assert r.returncode == 0
-    wheel, tarball = (Path(p) for p in r.stdout.split())
-    assert wheel.name == f"hlculid-{VERSION}-py3-none-any.whl" and tarball.name == f"hlculid-{VERSION}.tgz"
-    return wheel, tarball
+# `packages` (the wheel and the tarball package-clients.sh writes): conftest.py, shared with
+# test_install_docs.py.
 
 
 def test_the_packages_build_in_a_fresh_checkout_without_the_venv(tmp_path):

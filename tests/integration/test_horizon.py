@@ -326,3 +326,75 @@ def test_the_horizon_reader_loses_no_row_across_a_server_restart(make_cluster):
     committed = {r[0] for r in c.sql("SELECT id::text FROM ev")}
     assert len(seen) == len(set(seen))
     assert set(seen) == committed, f"the reader lost {len(committed - set(seen))} rows"
+
+
+def test_a_holders_lag_runs_from_its_first_id_whatever_the_clock_did(make_cluster):
+    """`lag` in hlculid.hlculid_horizon_holders is how long the holder has held readers back:
+    from its transaction's first id. On an idle server a new transaction holds at the clock's
+    last value, seconds old (0.5.0's lag, `clock_timestamp() - hlculid_ts(holds_at)`, showed that
+    age); after an id from the future (hlculid_observe) the clock runs ahead of the wall clock
+    (0.5.0's lag went negative). A prepared transaction keeps its time; one reloaded at a restart
+    counts from its PREPARE; one replayed from WAL after a crash keeps its time."""
+    c = make_cluster("horizon-lag", conf=CONF + ("hlculid.max_clock_skew = '2s'",)).start()
+    setup(c)
+    c.sql("INSERT INTO ev (w, n) VALUES (0, 0)")
+    idle = 2.0
+    time.sleep(idle)  # the server is idle: the clock stays at that id while the wall clock moves on
+    naive = """SELECT extract(epoch FROM clock_timestamp() - hlculid_ts(holds_at))::float8
+               FROM hlculid_horizon_holds() WHERE pid = %s"""
+    lag = "SELECT extract(epoch FROM lag)::float8, since IS NOT NULL FROM hlculid.hlculid_horizon_holders WHERE pid = %s"
+    with c.connect(autocommit=False) as t:
+        pid = t.info.backend_pid
+        started = time.monotonic()
+        t.execute("INSERT INTO ev (w, n) VALUES (1, 1)")
+        time.sleep(0.5)
+        (got, has_since), = c.sql(lag, (pid,))
+        held = time.monotonic() - started
+        old = c.one(naive, (pid,))
+        print(f"idle server: lag {got:.3f} s after {held:.3f} s held; 0.5.0's formula {old:.3f} s")
+        assert 0.4 <= got <= held + 0.05, (got, held)
+        assert old >= idle, "the naive lag did not show the idle clock: the test tests nothing"
+        assert has_since
+        t.rollback()
+    # the clock ahead of the wall clock: an observed id 1.5 s in the future
+    c.sql("SELECT hlculid_observe(hlculid_from_parts(clock_timestamp() + interval '1.5 s', 0, 9, 0))")
+    with c.connect(autocommit=False) as t:
+        pid = t.info.backend_pid
+        t.execute("INSERT INTO ev (w, n) VALUES (2, 1)")
+        time.sleep(0.3)
+        (got, _), = c.sql(lag, (pid,))
+        old = c.one(naive, (pid,))
+        print(f"clock ahead: lag {got:.3f} s after 0.3 s; 0.5.0's formula {old:.3f} s")
+        assert 0.25 <= got <= 1.0, got
+        assert old < 0, "the clock was not ahead: the test tests nothing"
+        t.rollback()
+    # a prepared transaction: from its first id; reloaded at a restart, from its PREPARE
+    with c.connect(autocommit=False) as p:
+        p.execute("INSERT INTO ev (w, n) VALUES (3, 1)")
+        time.sleep(0.5)
+        p.execute("PREPARE TRANSACTION 'lag'")
+    (got, has_since), = c.sql("SELECT extract(epoch FROM lag)::float8, since IS NOT NULL "
+                              "FROM hlculid.hlculid_horizon_holders WHERE gid = 'lag'")
+    assert 0.5 <= got <= 2.0 and has_since, got
+    assert c.one("SELECT since FROM hlculid_horizon_holds_since() WHERE transaction IS NOT NULL") < \
+        c.one("SELECT prepared FROM pg_prepared_xacts WHERE gid = 'lag'")
+    c.stop()
+    c.start()
+    c.wait_ready()
+    row = c.sql("""SELECT h.since IS NULL, v.since = p.prepared, extract(epoch FROM v.lag)::float8
+                   FROM hlculid_horizon_holds_since() h, hlculid.hlculid_horizon_holders v, pg_prepared_xacts p
+                   WHERE v.gid = 'lag' AND p.gid = 'lag'""")
+    assert row and row[0][0] and row[0][1] and row[0][2] >= 0, row
+    c.sql("ROLLBACK PREPARED 'lag'")
+    # after a crash, replay of the hold's WAL record (which carries the time) restores `since`
+    with c.connect(autocommit=False) as p:
+        p.execute("INSERT INTO ev (w, n) VALUES (4, 1)")
+        time.sleep(0.3)
+        p.execute("PREPARE TRANSACTION 'lag2'")
+    before = c.one("SELECT since FROM hlculid_horizon_holds_since() WHERE transaction IS NOT NULL")
+    c.kill9_all()
+    c.start()
+    c.wait_ready()
+    assert c.one("SELECT since FROM hlculid_horizon_holds_since() WHERE transaction IS NOT NULL") == before
+    c.sql("ROLLBACK PREPARED 'lag2'")
+    assert c.one("SELECT count(*) FROM hlculid.hlculid_horizon_holders") == 0

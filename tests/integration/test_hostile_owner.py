@@ -89,6 +89,7 @@ GLOBAL_CALLS = [
     "§hlculid_watermark(ARRAY[]::§int4[])",
     "SELECT * FROM hlculid.hlculid_horizon_holders",
     "SELECT * FROM §hlculid_horizon_holds()",
+    "SELECT * FROM §hlculid_horizon_holds_since()",
     "SELECT * FROM hlculid.hlculid_horizons",
     "SELECT * FROM §hlculid_clock()",
     "SELECT * FROM §hlculid_clock_bound()",

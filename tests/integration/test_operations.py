@@ -65,7 +65,8 @@ def test_the_documented_grant_sets_and_no_holds_for_public(make_cluster):
     c.sql("GRANT EXECUTE ON FUNCTION hlculid_advance_horizon(int4, hlculid) TO publisher")
     with c.connect(autocommit=False) as held:  # something to see in the holders view
         held.execute("INSERT INTO ev (n) VALUES (2)")
-        for q in ("SELECT * FROM hlculid_horizon_holds()", "SELECT * FROM hlculid.hlculid_horizon_holders",
+        for q in ("SELECT * FROM hlculid_horizon_holds()", "SELECT * FROM hlculid_horizon_holds_since()",
+                  "SELECT * FROM hlculid.hlculid_horizon_holders",
                   "SELECT hlculid_watermark()", "SELECT hlculid_advance_horizon(9, hlculid_generate())"):
             with pytest.raises(psycopg.errors.InsufficientPrivilege):
                 c.sql(q, user="nobody")

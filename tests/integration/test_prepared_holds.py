@@ -11,7 +11,7 @@ import time
 import psycopg
 import pytest
 
-from pgcluster import give_to_server
+from pgcluster import as_server, give_to_server
 
 CONF = ("hlculid.publisher_id = 3", "max_prepared_transactions = 10")
 MIN_ID = "000000000000-0001-0000-000000000000"

@@ -1,9 +1,10 @@
 """Every reader recipe the docs give, as written: the blocks marked `<!-- recipe: NAME -->` are
 taken from their pages and run in loops beside writers whose transactions commit 0-40 ms late or
 roll back, with a naive reader in the same run that loses rows (so each test can fail): the
-consumer groups' cursor table (docs/reading-events.md), the two outbox relays
-(docs/transaction-groups.md) and the watermark reader (docs/reading-events.md). The plain cursor
-with the horizon and `hlculid_read` are tested the same way in test_horizon.py."""
+horizon in one statement and the read in the next, the consumer groups' cursor table
+(docs/reading-events.md), the two outbox relays (docs/transaction-groups.md) and the watermark
+in two statements (docs/reading-events.md). A block's zero-id literal is its cursor: the test puts
+the last id the block got there. `hlculid_read` is tested the same way in test_horizon.py."""
 
 import random
 import re
@@ -51,14 +52,29 @@ def run(conn, stmts):
     variables, rows = {}, None
     for kind, text in stmts:
         for name, value in variables.items():
-            text = text.replace(f":'{name}'", "'" + value.replace("'", "''") + "'")
+            # a NULL as a driver passes it (psql's \gset would leave the variable unset)
+            text = text.replace(f":'{name}'", "NULL" if value is None else "'" + value.replace("'", "''") + "'")
         cur = conn.execute(text)
         if kind == "gset":
             row = cur.fetchone()
-            variables.update({d.name: str(v) for d, v in zip(cur.description, row)})
+            variables.update({d.name: None if v is None else str(v) for d, v in zip(cur.description, row)})
         elif cur.description is not None:
             rows = cur.fetchall()
     return rows
+
+
+def cursor_recipe(stmts):
+    """A poll that runs the recipe's statements with its zero-id literal replaced by the last id
+    it got (the recipe's first column)."""
+    assert any(f"'{ZERO}'" in s for _, s in stmts), "the recipe has no cursor literal"
+    last = [ZERO]
+
+    def poll(conn):
+        rows = [str(r[0]) for r in run(conn, [(k, s.replace(f"'{ZERO}'", f"'{last[0]}'")) for k, s in stmts]) or []]
+        if rows:
+            last[0] = rows[-1]
+        return rows
+    return poll
 
 
 def writers(c, stop, insert, n=6):
@@ -124,6 +140,32 @@ def drive(loops, stop_writers, threads, errors, stop_readers, idle=lambda: None)
         assert not t.is_alive(), "a reader did not finish"
         assert t.error is None, t.error
     assert not errors, errors
+
+
+def id_order(ids):
+    return sorted(ids, key=lambda i: i.replace("-", ""))  # text order of the canonical form
+
+
+def test_the_two_statement_horizon_recipe_loses_no_row_where_a_plain_cursor_does(make_cluster):
+    """docs/reading-events.md's two statements (`\\gset` the horizon, then read below it)."""
+    c = make_cluster("recipe-horizon", conf=["hlculid.publisher_id = 7"]).start()
+    c.sql("CREATE EXTENSION hlculid")
+    c.sql("CREATE TABLE feed (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), body text)")
+    stmts = statements(recipe("reading-events.md", "horizon-two-statements"))
+    assert [k for k, _ in stmts] == ["gset", "sql"] and "hlculid_horizon()" in stmts[0][1]
+    assert "hlculid_horizon" not in stmts[1][1], "the read takes the bound in its own statement"
+
+    plain = cursor_recipe([("sql", f"SELECT id FROM feed WHERE id > '{ZERO}' ORDER BY id LIMIT 100")])
+    stop_w, stop_r = threading.Event(), threading.Event()
+    threads, errors = writers(c, stop_w, lambda conn, rnd: conn.execute(
+        "INSERT INTO feed (body) SELECT 'e' FROM generate_series(1, %s)", (rnd.randint(1, 3),)))
+    good, bad = Loop(c, cursor_recipe(stmts), stop_r), Loop(c, plain, stop_r)
+    drive([good, bad], stop_w, threads, errors, stop_r)
+
+    committed = {r[0] for r in c.sql("SELECT id::text FROM feed")}
+    assert len(committed) > 100
+    assert good.seen == id_order(committed), f"the recipe lost {len(committed - set(good.seen))} rows or left id order"
+    assert committed - set(bad.seen), "the plain cursor lost nothing: the run made no late commits"
 
 
 def test_the_consumer_groups_recipe_loses_no_row_where_a_cursor_moved_to_the_tables_max_does(make_cluster):
@@ -234,9 +276,11 @@ def test_the_watermark_reader_loses_no_row_where_a_naive_cursor_loses_some(make_
     ingester advances publisher 2's row after each commit."""
     c = make_cluster("recipe-watermark", conf=["hlculid.publisher_id = 1"]).start()
     c.sql("CREATE EXTENSION hlculid")
-    c.sql("CREATE TABLE inbox (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), w int)")
+    c.sql("CREATE TABLE inbox (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), name text)")
+    two_statements = statements(recipe("reading-events.md", "watermark-two-statements"))
+    assert [k for k, _ in two_statements] == ["gset", "sql"] and "ARRAY[1, 2]" in two_statements[0][1]
     stop_w, stop_r = threading.Event(), threading.Event()
-    threads, errors = writers(c, stop_w, lambda conn, rnd: conn.execute("INSERT INTO inbox (w) VALUES (1)"), n=4)
+    threads, errors = writers(c, stop_w, lambda conn, rnd: conn.execute("INSERT INTO inbox (name) VALUES ('1')"), n=4)
 
     def ingest():
         # publisher 2's events in its order, committed late, its row advanced after each commit
@@ -248,7 +292,7 @@ def test_the_watermark_reader_loses_no_row_where_a_naive_cursor_loses_some(make_
                     for _ in range(rnd.randint(1, 3)):
                         now = int(time.time() * 1000)
                         ms, counter = (now, 0) if now > ms else (ms, counter + 1)
-                        conn.execute("INSERT INTO inbox VALUES (hlculid_from_parts((timestamptz 'epoch' + %s * interval '1 millisecond'), %s, 2, %s), 2)",
+                        conn.execute("INSERT INTO inbox VALUES (hlculid_from_parts((timestamptz 'epoch' + %s * interval '1 millisecond'), %s, 2, %s), '2')",
                                      (ms, counter, rnd.randrange(1 << 48)))
                     time.sleep(rnd.random() * 0.04)
                     conn.commit()
@@ -261,13 +305,11 @@ def test_the_watermark_reader_loses_no_row_where_a_naive_cursor_loses_some(make_
     ingester = threading.Thread(target=ingest, daemon=True)
     ingester.start()
 
-    def cursor(query, before=None):
+    def cursor(query):
         last = [ZERO]
 
         def poll(conn):
             params = [last[0]]
-            if before:
-                params.append(conn.execute(before).fetchone()[0])
             rows = [str(r[0]) for r in conn.execute(query, params).fetchall()]
             if rows:
                 last[0] = rows[-1]
@@ -275,8 +317,7 @@ def test_the_watermark_reader_loses_no_row_where_a_naive_cursor_loses_some(make_
         return poll
 
     helper = Loop(c, cursor("SELECT id FROM hlculid_read_watermark(NULL::inbox, %s::hlculid, ARRAY[1, 2], 500)"), stop_r)
-    two = Loop(c, cursor("SELECT id FROM inbox WHERE id > %s::hlculid AND id < %s::hlculid ORDER BY id LIMIT 500",
-                         before="SELECT hlculid_watermark(ARRAY[1, 2])::text"), stop_r)
+    two = Loop(c, cursor_recipe(two_statements), stop_r)
     bad = Loop(c, cursor("SELECT id FROM inbox WHERE id > %s::hlculid ORDER BY id"), stop_r)
     # at the end both publishers are idle: this server's clock is brought up to the wall clock
     # (as the publisher worker's catch-up does; an idle clock's horizon stays at its last id,

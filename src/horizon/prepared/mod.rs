@@ -11,6 +11,10 @@
 //!    that follows it: crash recovery and every standby replay it into the same hold and file, so
 //!    a standby promoted with the primary's transactions still prepared holds the horizon for them.
 //!
+//! Each hold also keeps when its transaction made its first id (the slot's time), for the holders'
+//! `lag`; a hold reloaded from its file at a start has none (0), and the view falls back on the
+//! time of the PREPARE.
+//!
 //! A hold ends when its transaction is no longer in progress (COMMIT or ROLLBACK PREPARED, on
 //! whichever server): a reader that finds it so clears it and its file under the exclusive lock,
 //! never during recovery. FullTransactionIds make a hold older than the xid horizon count as
@@ -27,34 +31,40 @@ use pgrx::prelude::*;
 use pgrx::{pg_shmem_init, PgLwLock};
 use std::ffi::CString;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 /// hlculid's custom WAL resource manager id. Every server that replays WAL written by a server
 /// with hlculid preloaded needs it preloaded too (docs/uninstall.md says how to stop using it).
 pub const RMGR_ID: u8 = 173;
-/// The one record kind: (full xid, lowest value) of a transaction being prepared.
+/// The one record kind: (full xid, lowest value, since) of a transaction being prepared; 0.5.0
+/// wrote the first two fields only, and reads the first two of this one.
 const XLOG_HOLD: u8 = 0x10;
 /// The directory of the state files, in the data directory.
 const DIR: &str = "pg_hlculid";
 /// 0.4.0's floor file (the largest horizon returned), read once to carry its holds over.
 const LEGACY_FLOOR_FILE: &str = "hlculid.horizon";
 
-/// A hold as readers see it: (full xid, lowest value).
-pub type HoldValue = (u64, u64);
+/// A hold as readers see it: (full xid, lowest value, since: a TimestampTz, 0 when unknown).
+pub type HoldValue = (u64, u64, i64);
 
 #[repr(C)]
 #[derive(Clone, Copy)]
 struct Record {
     full_xid: u64,
     lowest: u64,
+    since: i64,
 }
 
-/// A hold: a prepared transaction's FullTransactionId (0: free) and the lowest value it may
-/// have taken.
+/// 0.5.0's record: the first two fields.
+const RECORD_0_5_LEN: usize = 16;
+
+/// A hold: a prepared transaction's FullTransactionId (0: free), the lowest value it may have
+/// taken, and when it made its first id (a TimestampTz, 0: unknown).
 #[repr(C)]
 struct Hold {
     full_xid: AtomicU64,
     lowest: AtomicU64,
+    since: AtomicI64,
 }
 
 #[repr(C)]
@@ -196,7 +206,7 @@ fn read_files() -> Vec<(u64, u64)> {
 fn load_files() {
     let Some(h) = header() else { return };
     for (full_xid, lowest) in read_files() {
-        if !insert(h, full_xid, lowest) {
+        if !insert(h, full_xid, lowest, 0) {
             log!("hlculid: no room for the horizon hold of transaction {full_xid} (more hold files than max_prepared_transactions)");
         }
     }
@@ -231,14 +241,14 @@ fn remove_file(full_xid: u64) {
 /// room from holds of transactions that ended first. When every hold is taken by a prepared
 /// transaction still in progress, max_prepared_transactions (the number of holds) are prepared:
 /// PostgreSQL's own error, which it would raise a moment later, after this PRE_PREPARE.
-fn put(full_xid: u64, lowest: u64) {
+fn put(full_xid: u64, lowest: u64, since: i64) {
     let Some(h) = header() else { return };
     let _lock = LOCK.exclusive();
-    if insert(h, full_xid, lowest) {
+    if insert(h, full_xid, lowest, since) {
         return;
     }
     reclaim(h);
-    if !insert(h, full_xid, lowest) {
+    if !insert(h, full_xid, lowest, since) {
         UserError::new(
             Condition::PreparedTransactionsFull,
             "maximum number of prepared transactions reached",
@@ -272,13 +282,19 @@ fn reclaim(h: &'static Header) {
 
 /// [`put`]'s work, the caller holding the lock (or being the postmaster, alone at start); false
 /// when there is no room.
-fn insert(h: &'static Header, full_xid: u64, lowest: u64) -> bool {
+fn insert(h: &'static Header, full_xid: u64, lowest: u64, since: i64) -> bool {
     let holds = holds(h);
     if let Some(e) = holds
         .iter()
         .find(|e| e.full_xid.load(Ordering::Relaxed) == full_xid)
     {
         e.lowest.fetch_min(lowest, Ordering::AcqRel);
+        // the earlier known time wins, as the lower value does
+        let _ = e
+            .since
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |old| {
+                (since != 0 && (old == 0 || since < old)).then_some(since)
+            });
         return true;
     }
     match holds
@@ -288,6 +304,7 @@ fn insert(h: &'static Header, full_xid: u64, lowest: u64) -> bool {
         Some(e) => {
             h.in_use.fetch_add(1, Ordering::AcqRel);
             e.lowest.store(lowest, Ordering::Relaxed);
+            e.since.store(since, Ordering::Relaxed);
             e.full_xid.store(full_xid, Ordering::Release);
             true
         }
@@ -295,11 +312,12 @@ fn insert(h: &'static Header, full_xid: u64, lowest: u64) -> bool {
     }
 }
 
-/// At `PRE_PREPARE` of a transaction that may have taken values from `lowest` on: its hold, made
+/// At `PRE_PREPARE` of a transaction that may have taken values from `lowest` on, since the
+/// TimestampTz `since`: its hold, made
 /// durable and logged before the PREPARE completes. A transaction without an xid wrote nothing,
 /// so nothing of it can become visible: no hold. With `max_prepared_transactions = 0` nothing is
 /// done: PostgreSQL refuses the PREPARE itself right after, with its own message.
-pub fn take(lowest: u64) {
+pub fn take(lowest: u64, since: i64) {
     if max_holds() == 0 {
         return;
     }
@@ -308,9 +326,13 @@ pub fn take(lowest: u64) {
     if full_xid == 0 {
         return;
     }
-    put(full_xid, lowest);
+    put(full_xid, lowest, since);
     write_file(full_xid, lowest);
-    let rec = Record { full_xid, lowest };
+    let rec = Record {
+        full_xid,
+        lowest,
+        since,
+    };
     // SAFETY: a WAL record of our registered resource manager, from a normal backend inside its
     // transaction; XLogInsert copies the registered data before returning. The PREPARE record
     // that follows is flushed before PREPARE returns, and this one with it.
@@ -324,7 +346,7 @@ pub fn take(lowest: u64) {
     }
 }
 
-/// The record of `record`, when it is one of ours.
+/// The record of `record`, when it is one of ours (0.5.0's shorter record: `since` 0).
 ///
 /// # Safety
 /// `record` is the decoded record the startup process passes to a resource manager.
@@ -334,11 +356,21 @@ unsafe fn decode(record: *mut pg_sys::XLogReaderState) -> Option<Record> {
         let r = (*record).record;
         if r.is_null()
             || (*r).header.xl_info & pg_sys::XLR_RMGR_INFO_MASK as u8 != XLOG_HOLD
-            || ((*r).main_data_len as usize) < std::mem::size_of::<Record>()
+            || ((*r).main_data_len as usize) < RECORD_0_5_LEN
         {
             return None;
         }
-        Some(std::ptr::read_unaligned((*r).main_data.cast::<Record>()))
+        let p = (*r).main_data.cast::<u8>();
+        let since = if (*r).main_data_len as usize >= std::mem::size_of::<Record>() {
+            std::ptr::read_unaligned(p.add(RECORD_0_5_LEN).cast::<i64>())
+        } else {
+            0
+        };
+        Some(Record {
+            full_xid: std::ptr::read_unaligned(p.cast::<u64>()),
+            lowest: std::ptr::read_unaligned(p.add(8).cast::<u64>()),
+            since,
+        })
     }
 }
 
@@ -346,7 +378,7 @@ unsafe fn decode(record: *mut pg_sys::XLogReaderState) -> Option<Record> {
 unsafe extern "C-unwind" fn redo(record: *mut pg_sys::XLogReaderState) {
     // SAFETY: called by the startup process with a decoded record of this resource manager.
     if let Some(rec) = unsafe { decode(record) } {
-        put(rec.full_xid, rec.lowest);
+        put(rec.full_xid, rec.lowest, rec.since);
         write_file(rec.full_xid, rec.lowest);
     }
 }
@@ -357,8 +389,8 @@ unsafe extern "C-unwind" fn desc(buf: pg_sys::StringInfo, record: *mut pg_sys::X
     unsafe {
         if let Some(rec) = decode(record) {
             let text = CString::new(format!(
-                "full xid {} lowest {:016X}",
-                rec.full_xid, rec.lowest
+                "full xid {} lowest {:016X} since {}",
+                rec.full_xid, rec.lowest, rec.since
             ))
             .unwrap_or_default();
             pg_sys::appendStringInfoString(buf, text.as_ptr());
@@ -422,7 +454,7 @@ pub fn any() -> bool {
     header().is_some_and(|h| h.in_use.load(Ordering::Acquire) != 0)
 }
 
-/// The holds of prepared transactions still in progress: (full xid, lowest value). Holds of
+/// The holds of prepared transactions still in progress: (full xid, lowest value, since). Holds of
 /// ended transactions are cleared here, with their files (not during recovery: the standby's
 /// holds stay until the transactions' ends are replayed and a reader of the promoted server, or
 /// replay needing room, clears them).
@@ -444,7 +476,11 @@ pub fn live() -> Vec<HoldValue> {
                 continue;
             }
             if in_progress(x) {
-                live.push((x, e.lowest.load(Ordering::Relaxed)));
+                live.push((
+                    x,
+                    e.lowest.load(Ordering::Relaxed),
+                    e.since.load(Ordering::Relaxed),
+                ));
             } else {
                 any_ended = true;
             }
@@ -502,7 +538,7 @@ fn carry_over_legacy(h: &'static Header) {
     for xid in xids {
         let full = widen(next, xid as u32);
         if !held.contains(&full) {
-            put(full, floor);
+            put(full, floor, 0);
             write_file(full, floor);
         }
     }

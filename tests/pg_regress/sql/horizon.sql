@@ -36,7 +36,8 @@ SELECT h.v <= :'in_tx' AS held_below_first_id,
 FROM seen h WHERE h.label = 'h_in_tx';
 SELECT count(*) AS holders, bool_and(holds_at <= :'in_tx') AS holds_below,
        bool_and(prepared_xid IS NULL) AS not_prepared, bool_and(state = 'active') AS active,
-       bool_and(lag >= interval '0') AS lag_known
+       bool_and(lag >= interval '0') AS lag_known,
+       bool_and(since >= xact_start AND since <= clock_timestamp()) AS since_first_id
 FROM hlculid.hlculid_horizon_holders WHERE pid = pg_backend_pid();
 COMMIT;
 SELECT count(*) AS holders_after FROM hlculid.hlculid_horizon_holders WHERE pid = pg_backend_pid();
