@@ -1,39 +1,57 @@
 //! hlculid: a 128-bit id type for PostgreSQL that sorts in real event order across many
 //! publishers. The pure logic lives in the `hlculid-core` crate; each module here adapts one
-//! part of it to PostgreSQL. The module map (the one list; docs/development.md points here):
+//! part of it to PostgreSQL. Modules are grouped by subsystem, one folder each, whose README.md
+//! says what it owns and which subsystems it uses; none uses one that uses it
+//! (`tools/module_graph.py` checks that, the READMEs' `Uses:` lines and this map). The module map
+//! (the one list; docs/development.md points here):
 //!
-//! | module | owns |
-//! |---|---|
-//! | `datum` | the `hlculid` type: its 16-byte datum |
-//! | `io` | text and binary I/O, the casts between the same 16 bytes |
-//! | `ops`, `ops_uuid` | comparisons, opclasses, aggregates; the cross-type ones with `uuid` |
-//! | `window` | `<@` / `@>` time windows: estimator and planner support |
-//! | `extract` | fields of an id, ids from fields and times |
-//! | `timestamps` | timestamptz and an id's millisecond, both ways; 22008 for a time an id cannot hold |
-//! | `record` | records of pass-by-value fields from hand-written functions (`hlculid_decode`) |
-//! | `bigint` | bigint ids |
-//! | `uuidv7` | the UUIDv7 form |
-//! | `mask` | masks: ids shown outside, their key file |
-//! | `generate`, `generate_at`, `observe` | generating from the clock, for a given time, the receive rule |
-//! | `generate_tx` | transaction-grouped ids (`hlculid_generate_tx`) |
-//! | `xact_callbacks` | the transaction and resource-release callbacks (slots and id groups end with their transaction) |
-//! | `shmem`, `server_clock` | the shared clock and its mark file; the clock as generators use it |
-//! | `mark_writer` | the background worker that keeps the mark file ahead |
-//! | `recover` | `hlculid_clock_recover` |
-//! | `introspect` | `hlculid_clock()`, `hlculid_clock_bound()` |
-//! | `horizon_slots` | the backends' horizon slots in shared memory |
-//! | `prepared_holds` | prepared transactions' holds: state files and the WAL resource manager |
-//! | `horizon` | the horizon's SQL entry points over slots and holds |
-//! | `horizons`, `horizon_publisher` | the `hlculid.hlculid_horizons` table's SQL and the readers; the workers writing this server's row |
-//! | `cluster` | readers on Citus: the cluster horizon |
-//! | `horizon::wait` | waiting for rows on shared memory (`hlculid_wait`, `hlculid_consumer_wait`), woken as transactions that made ids end |
-//! | `horizon::consumers` | named consumers: their tables, `hlculid_consume`, retries, dead letters, the view |
-//! | `partitions`, `backfill` | time partitions; converting existing tables |
-//! | `table_owner` | the helpers that write a user's table, run as its owner (the partition helpers' and the backfill's entry points) |
-//! | `comments` | `COMMENT ON` the functions of 0.1.x |
-//! | `settings`, `errors` | the GUCs; the conditions and their SQLSTATEs |
-//! | `backend_local`, `pg_c` | backend-private state and randomness; C declarations pgrx does not bind |
-//! | `pg_tests` | `#[pg_test]`s |
+//! | folder | module | owns |
+//! |---|---|---|
+//! | `base/` | `settings` | the GUCs |
+//! | | `errors` | the conditions and their SQLSTATEs (docs/errors.md) |
+//! | | `pg_c` | C declarations pgrx does not bind (scripts/check-c-decls.sh) |
+//! | | `backend_local` | backend-private state and randomness |
+//! | | `process` | whether the library was preloaded; the data directory |
+//! | `types/` | `datum` | the `hlculid` type: its 16-byte datum |
+//! | | `io` | text and binary I/O, the casts between the same 16 bytes |
+//! | | `ops`, `ops_uuid` | comparisons, opclasses, aggregates; the cross-type ones with `uuid` |
+//! | | `window` | `<@` / `@>` time windows: estimator and planner support |
+//! | | `extract` | fields of an id, ids from fields and times |
+//! | | `timestamps` | timestamptz and an id's millisecond, both ways; 22008 for a time an id cannot hold |
+//! | | `record` | records of pass-by-value fields from hand-written functions (`hlculid_decode`) |
+//! | | `bigint` | bigint ids: fields, bounds, conversions |
+//! | | `uuidv7` | the UUIDv7 form |
+//! | | `mask` | masks: ids shown outside, their key file |
+//! | `clock/` | `shared` | the clock in shared memory; the mark file's damage at start |
+//! | | `durable` | the clock with its mark as callers take values; its refusals as errors |
+//! | | `mark_writer` | the background worker that keeps the mark file ahead |
+//! | | `recover` | `hlculid_clock_recover` |
+//! | | `introspect` | `hlculid_clock()`, `hlculid_clock_bound()` |
+//! | `horizon/` | `slots` | the backends' horizon slots in shared memory |
+//! | | `prepared` | prepared transactions' holds: `take` at PRE_PREPARE, `live` for readers |
+//! | | `prepared::table` | the holds in shared memory |
+//! | | `prepared::files` | their state files; 0.4.0's floor file |
+//! | | `prepared::wal` | the WAL resource manager (id 173) |
+//! | | `prepared::xids` | whether a prepared transaction has ended |
+//! | | `prepared::legacy` | 0.4.0's floor carried over |
+//! | | `server` | this server's horizon: `hlculid_horizon()` and its kin |
+//! | | `published` | the `hlculid.hlculid_horizons` table, `hlculid_advance_horizon`, `hlculid_publish_horizon` |
+//! | | `publisher` | the workers writing this server's row |
+//! | | `readers` | `hlculid_watermark` and the readers (`hlculid_read*`) |
+//! | | `cluster` | readers on Citus: the cluster horizon |
+//! | | `wait` | waiting for rows on shared memory (`hlculid_wait`, `hlculid_consumer_wait`), woken as transactions that made ids end |
+//! | | `consumers` | named consumers: their tables, `hlculid_consume`, retries, dead letters, the view |
+//! | `generate/` | `ids` | `hlculid_generate()`, `hlculid_generate_n()` |
+//! | | `bigint` | `hlculid_generate_bigint()`, `hlculid_generate_bigint_n()` |
+//! | | `at` | ids for a given time (`hlculid_generate_at`) |
+//! | | `tx` | transaction-grouped ids (`hlculid_generate_tx`) |
+//! | | `observe` | the receive rule |
+//! | | `take` | clock values for ids: the horizon slot held first |
+//! | | `xact_callbacks` | the transaction and resource-release callbacks (slots and id groups end with their transaction) |
+//! | `tables/` | `partitions`, `backfill` | time partitions; converting existing tables |
+//! | | `table_owner` | the helpers that write a user's table, run as its owner |
+//! | `src/` | `comments` | `COMMENT ON` the functions of 0.1.x |
+//! | | `pg_tests` | `#[pg_test]`s |
 
 // Every unsafe block says why it is sound (SAFETY notes); unsafe fns spell out their unsafe calls.
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]

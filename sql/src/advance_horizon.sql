@@ -1,5 +1,5 @@
 -- hlculid_advance_horizon (0.4.0; bounded by the clock in 0.5.0). Its own source, as CREATE OR
--- REPLACE, so that the install script (through src/watermark.rs, before horizons.sql) and the
+-- REPLACE, so that the install script (through src/horizon/published.rs, before horizons.sql) and the
 -- 0.4.0 -> 0.5.0 upgrade script (which keeps the function's OID and grants) share one text.
 
 -- Raises the row of a publisher to `horizon`; never lowers it. Returns the row's horizon. A

@@ -5,7 +5,7 @@
 -- - Order: ids follow (time, then the primary key, else tableoid and ctid), taken once in one
 --   snapshot at the start (the loop's cursor is materialised at the first commit).
 -- - Uniqueness within and across runs: the ids of a batch come from the extension's
---   `hlculid_backfill_ids` (src/generate_at.rs, the rule in core's `clock::backfill_batch`): the
+--   `hlculid_backfill_ids` (src/generate/at.rs, the rule in core's `clock::backfill_batch`): the
 --   clock's send rule, `max(last + 1, ms << 16)` with a full counter carrying into the next
 --   millisecond, stepping over the largest id of this publisher already in the table in every
 --   millisecond it enters (looked up per batch over its time span: with the id index, first
@@ -16,7 +16,7 @@
 --   serialised by the table's SHARE UPDATE EXCLUSIVE lock (0.5.0), which only roles that may
 --   change the table can take (0.4.0's advisory lock could be held by any role, for ever).
 -- - As the table's owner (0.5.0): each batch's UPDATE runs the table's triggers, defaults,
---   constraints and index expressions, so it is `hlculid_backfill_update` (src/table_owner.rs),
+--   constraints and index expressions, so it is `hlculid_backfill_update` (src/tables/table_owner.rs),
 --   which runs it as the table's owner in a security-restricted operation, as VACUUM does; a
 --   caller who may not act as the owner is refused (42501) before anything changes. A row changed by another
 --   session meanwhile (so at another ctid) is skipped, and a later pass takes it; rows inserted

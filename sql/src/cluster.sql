@@ -3,7 +3,7 @@
 -- distributed transaction that may still show an id below it has ended. Citus' functions are
 -- called at run time only (they are in pg_catalog when Citus is installed); without Citus the
 -- cluster horizon is an error and hlculid_citus_table() is false. One source for the install
--- script (through src/cluster.rs) and the 0.4.0 -> 0.5.0 upgrade script.
+-- script (through src/horizon/cluster.rs) and the 0.4.0 -> 0.5.0 upgrade script.
 
 -- Whether Citus manages the table (distributed, reference or Citus local).
 CREATE FUNCTION hlculid_citus_table(tbl regclass)

@@ -1,6 +1,6 @@
 -- Readers that never miss an event (0.4.0): the horizons table, publishing horizons and the
 -- holders' function (the view: horizon_holders.sql; advancing a row: advance_horizon.sql; the watermark and the reading helpers:
--- readers.sql). One source: the install script takes it through src/horizons.rs, and the released
+-- readers.sql). One source: the install script takes it through src/horizon/published.rs, and the released
 -- sql/hlculid--0.3.0--0.4.0.sql carries the text it had then. Every name is schema-qualified.
 --
 -- The extension lives in pg_catalog (0.5.0, docs/security.md), where PostgreSQL creates no table or

@@ -1,5 +1,5 @@
--- Masks (0.5.0): what \df+ says of them. The functions are Rust (src/mask.rs); one source for
--- these comments, which the install script takes through src/mask.rs and the 0.4.0 -> 0.5.0
+-- Masks (0.5.0): what \df+ says of them. The functions are Rust (src/types/mask.rs); one source for
+-- these comments, which the install script takes through src/types/mask.rs and the 0.4.0 -> 0.5.0
 -- upgrade script includes.
 COMMENT ON FUNCTION hlculid_mask(hlculid) IS 'the id as shown outside: a keyed permutation (the key of hlculid.mask_key_file) printed as a uuid, revealing neither time, order, counter nor publisher';
 COMMENT ON FUNCTION hlculid_unmask(uuid) IS 'the id a masked uuid stands for, under the current key: WHERE id = hlculid_unmask($1) is a primary-key lookup';

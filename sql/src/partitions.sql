@@ -19,7 +19,7 @@
 --   replication through the root sees a delete and an insert).
 -- - As the table's owner (0.5.0): moving rows runs the table's triggers, defaults, constraints
 --   and index expressions, so `hlculid_create_partitions` and `hlculid_drop_partitions` are
---   Rust entry points (src/table_owner.rs) that switch to the owner in a security-restricted
+--   Rust entry points (src/tables/table_owner.rs) that switch to the owner in a security-restricted
 --   operation, as VACUUM does, and call the bodies below, which refuse to run anywhere else.
 
 CREATE OR REPLACE FUNCTION hlculid_partition_bounds(parent regclass,

@@ -1,5 +1,5 @@
 -- The readers (0.4.0; as CREATE OR REPLACE since 0.5.0, so that the install script, through
--- src/horizons.rs after horizons.sql, and the 0.4.0 -> 0.5.0 upgrade script, which keeps OIDs and
+-- src/horizon/readers.rs after horizons.sql, and the 0.4.0 -> 0.5.0 upgrade script, which keeps OIDs and
 -- grants, share one text): the watermark across publishers, and the helpers that take a bound in
 -- one statement and read below it in the next. Objects outside the extension are
 -- schema-qualified; the extension's own through pg_catalog.

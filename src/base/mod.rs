@@ -3,4 +3,5 @@
 pub mod backend_local;
 pub mod errors;
 pub mod pg_c;
+pub mod process;
 pub mod settings;

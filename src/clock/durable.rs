@@ -8,9 +8,9 @@
 //! `shared::MARK_WRITING`, whose waiters a cancel interrupts.
 
 use crate::base::errors::{Condition, UserError};
+use crate::base::process;
 use crate::base::settings;
 use crate::clock::shared::{self, MarkDamage, MARK_WRITING};
-use crate::horizon::slots;
 use hlculid_core::clock::{ClockError, Tick, FULL_COUNTER, MAX_BATCH};
 use hlculid_core::mark::file as mark_file;
 use hlculid_core::mark::{DurableClock, MarkStore, Refusal};
@@ -51,7 +51,7 @@ impl MarkStore for ServerMark {
                 return Err(MarkError::Damaged(damage));
             }
         }
-        mark_file::store(&shared::data_dir(), mark).map_err(MarkError::Io)
+        mark_file::store(&process::data_dir(), mark).map_err(MarkError::Io)
     }
 }
 
@@ -73,7 +73,7 @@ pub fn now_ms() -> u64 {
 
 /// Waits at the run-ahead bound: at most 10 ms at a time (the clock is read again after each
 /// wait), on the process latch, so a query cancel or a shutdown ends it at once.
-fn pace(wait_ms: u64) {
+pub fn pace(wait_ms: u64) {
     let events = pg_sys::WL_LATCH_SET | pg_sys::WL_TIMEOUT | pg_sys::WL_EXIT_ON_PM_DEATH;
     // SAFETY: MyLatch is this process's latch, set up before any SQL runs; WaitLatch and
     // ResetLatch are what every PostgreSQL wait loop calls on it.
@@ -89,45 +89,8 @@ fn pace(wait_ms: u64) {
     pg_sys::check_for_interrupts!();
 }
 
-/// `n` values from the server's clock (the first is returned), waiting at the bound; raises
-/// what the clock refuses.
-pub fn take(n: u64) -> Tick {
-    take_batch(n, FULL_COUNTER)
-}
-
-/// `n` values for ids whose counter holds `counter_values` values a millisecond (bigint ids).
-/// The transaction holds the horizon first (src/horizon/slots.rs): its ids are below every horizon
-/// until it ends.
-pub fn take_batch(n: u64, counter_values: u64) -> Tick {
-    finish(try_take_batch(n, counter_values))
-}
-
-/// The clock's answer for a batch, after the transaction holds the horizon.
-fn try_take_batch(n: u64, counter_values: u64) -> Result<Tick, Refusal<MarkError>> {
-    let clock = durable();
-    slots::hold();
-    clock.take_batch(n, counter_values, now_ms, pace)
-}
-
-/// The batch of `n` values a SQL function (`function`, for the message) asked for: the clock
-/// itself enforces the one batch limit ([`MAX_BATCH`]) and refuses anything outside it with
-/// nothing taken, raised here as 22023 naming the function and the count.
-pub fn take_batch_for(function: &str, n: i32, counter_values: u64) -> Tick {
-    // a negative count is refused as the empty batch is
-    match try_take_batch(u64::try_from(n).unwrap_or(0), counter_values) {
-        Err(Refusal::BadBatch) => UserError::new(
-            Condition::InvalidParameter,
-            format!("{function} cannot make {n} ids"),
-        )
-        .detail(batch_detail())
-        .hint("Call it again for more ids: every batch sorts after the one before.")
-        .raise(),
-        r => finish(r),
-    }
-}
-
 /// What a batch holds.
-fn batch_detail() -> String {
+pub fn batch_detail() -> String {
     format!("A batch holds 1 to {MAX_BATCH} ids.")
 }
 
@@ -148,7 +111,7 @@ pub fn settle_batch(first: Result<Tick, ClockError>, now: u64, counter_values: u
 }
 
 /// The tick, with a backward step of the wall clock warned about, or the error it was refused with.
-fn finish(r: Result<Tick, Refusal<MarkError>>) -> Tick {
+pub fn finish(r: Result<Tick, Refusal<MarkError>>) -> Tick {
     let t = r.unwrap_or_else(|r| raise(r, None));
     warn_backward_step(t);
     t
@@ -254,7 +217,7 @@ fn raise_wall_clock_out_of_range() -> ! {
 
 fn raise_damaged(damage: MarkDamage) -> ! {
     // Describe the file as it is now: the operator may be looking at it.
-    let now = match mark_file::load(&shared::data_dir()) {
+    let now = match mark_file::load(&process::data_dir()) {
         Ok(Some(_)) => {
             "now holds a valid mark, but it was not there when the server started".to_string()
         }

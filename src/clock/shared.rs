@@ -9,6 +9,7 @@
 //! clock could sort before earlier ones, silently.
 
 use crate::base::errors::{Condition, UserError};
+use crate::base::process;
 use crate::base::settings;
 use hlculid_core::clock::SharedClock;
 use hlculid_core::mark::file as mark_file;
@@ -16,8 +17,7 @@ use pgrx::prelude::*;
 use pgrx::{pg_shmem_init, PGRXSharedMemory, PgAtomic};
 use std::cell::UnsafeCell;
 use std::ffi::CStr;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 
 #[repr(C)]
 pub struct ClockShmem {
@@ -108,9 +108,6 @@ impl Drop for MarkWriteGuard {
         unsafe { pg_sys::ConditionVariableBroadcast(self.0.cv.get()) };
     }
 }
-/// Set in the postmaster while preloading; forked backends inherit it.
-static PRELOADED: AtomicBool = AtomicBool::new(false);
-
 /// Sets up the shared memory; `_PG_init` calls it during `shared_preload_libraries` only.
 // pgrx's `pg_shmem_init!` expands to `cfg(feature = "pg13")`/`"pg14"` branches, features this
 // crate no longer declares (it supports 15-18 only).
@@ -118,22 +115,7 @@ static PRELOADED: AtomicBool = AtomicBool::new(false);
 pub fn init() {
     pg_shmem_init!(CLOCK = load_clock());
     pg_shmem_init!(MARK_WRITING = MarkWriting::new());
-    PRELOADED.store(true, Ordering::Relaxed);
-}
-
-pub fn preloaded() -> bool {
-    PRELOADED.load(Ordering::Relaxed)
-}
-
-pub fn data_dir() -> PathBuf {
-    // SAFETY: DataDir is a NUL-terminated path set at startup and never freed.
-    unsafe {
-        PathBuf::from(
-            CStr::from_ptr(pg_sys::DataDir)
-                .to_string_lossy()
-                .into_owned(),
-        )
-    }
+    process::set_preloaded();
 }
 
 /// What can be wrong with the mark file when the server starts.
@@ -158,7 +140,7 @@ impl MarkDamage {
 /// Runs in the postmaster whenever shared memory is (re)created. A missing file is a first
 /// start; one that cannot be trusted leaves the clock at zero with nothing reserved, and marked.
 fn load_clock() -> ClockShmem {
-    let (mark, damage) = match mark_file::load(&data_dir()) {
+    let (mark, damage) = match mark_file::load(&process::data_dir()) {
         Ok(mark) => (mark.unwrap_or(0), 0),
         Err(e) => {
             let damage = match e {
@@ -198,7 +180,7 @@ pub fn clear_damage() {
 /// The shared clock, or the 55000 error that names the missing setting.
 #[inline]
 pub fn clock() -> &'static SharedClock {
-    if !preloaded() {
+    if !process::preloaded() {
         UserError::new(
             Condition::NotPreloaded,
             "hlculid must be loaded via \"shared_preload_libraries\" to generate ids",

@@ -2,9 +2,11 @@
 
 use crate::base::backend_local::{random48, random48_ready, BackendLocal};
 use crate::base::pg_c;
+use crate::base::process;
 use crate::base::settings;
 use crate::clock::durable::{self, now_ms};
 use crate::clock::shared;
+use crate::generate::take;
 use crate::horizon::slots;
 use crate::types::datum::Hlculid;
 use hlculid_core::clock::{ClockError, Tick, FULL_COUNTER};
@@ -32,7 +34,7 @@ static PENDING: BackendLocal<Option<(u64, Result<Tick, ClockError>)>> = BackendL
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn hlculid_generate_fast(fcinfo: pg_sys::FunctionCallInfo) -> pg_sys::Datum {
     // Holding the horizon's slot is one branch once the transaction holds it.
-    if shared::preloaded() && slots::hold_fast() {
+    if process::preloaded() && slots::hold_fast() {
         let (now, first) = shared::clock_preloaded().tick_reading(now_ms);
         if let Ok(t) = first {
             if t.backward_step_ms.is_none() {
@@ -66,7 +68,7 @@ fn hlculid_generate_slow() -> Hlculid {
     // SAFETY: the backend's thread; the closure only takes.
     let t = match unsafe { PENDING.with(|p| p.take()) } {
         Some((now, first)) => durable::settle(first, now),
-        None => durable::take(1),
+        None => take::take(1),
     };
     Hlculid(Id::from_logical(
         t.logical,
@@ -102,7 +104,7 @@ pub unsafe extern "C-unwind" fn hlculid_generate_n(
     // SAFETY: the function is STRICT and declared with one int4 argument.
     let n = unsafe { pgrx::fcinfo::pg_getarg::<i32>(fcinfo, 0) }.unwrap_or(0);
     // the clock refuses a count outside its batch limit (1 to MAX_BATCH), taking nothing
-    let t = durable::take_batch_for("hlculid_generate_n", n, FULL_COUNTER);
+    let t = take::take_batch_for("hlculid_generate_n", n, FULL_COUNTER);
     let n = n as usize;
     let publisher = settings::publisher().0;
     // The element type from the function's own declared result (hlculid[] in the extension's

@@ -17,7 +17,7 @@
 use crate::base::backend_local::{random48, BackendLocal};
 use crate::base::errors::{Condition, UserError};
 use crate::base::settings;
-use crate::clock::durable;
+use crate::generate::take;
 use crate::types::datum::Hlculid;
 use hlculid_core::Id;
 use pgrx::prelude::*;
@@ -65,7 +65,7 @@ fn hlculid_generate_tx() -> Hlculid {
         // Taking the value may wait or raise, so it happens outside GROUP.with; an error leaves
         // the transaction without a group and the clock untouched.
         None => Group {
-            logical: durable::take(1).logical,
+            logical: take::take(1).logical,
             publisher: settings::publisher().0,
             random16: random48() & 0xFFFF,
             last_offset: 0,

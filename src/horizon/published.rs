@@ -1,9 +1,10 @@
-//! The `hlculid.hlculid_horizons` table and the SQL over it: `hlculid_advance_horizon`,
-//! `hlculid_publish_horizon`, the holders view, `hlculid_watermark` and the readers
-//! (`hlculid_read`, `hlculid_read_watermark`, `hlculid_read_below`). Plain SQL over the horizon
-//! (src/horizon/server.rs), in sql/src/advance_horizon.sql, publish_horizon.sql, horizons.sql and
-//! readers.sql. The table and the view are in the schema `hlculid` (the extension's functions in
-//! pg_catalog, where no table can be made: docs/security.md).
+//! The published horizons: the `hlculid.hlculid_horizons` table, one row per publisher, and the
+//! SQL that writes it (`hlculid_advance_horizon`, `hlculid_publish_horizon`), the holders view
+//! and their grants. Plain SQL over the horizon (src/horizon/server.rs), in
+//! sql/src/advance_horizon.sql, publish_horizon.sql, horizons.sql, horizon_holders.sql and
+//! horizon_grants.sql; the readers of the rows are src/horizon/readers.rs. The table and the view
+//! are in the schema `hlculid` (the extension's functions in pg_catalog, where no table can be
+//! made: docs/security.md).
 
 use pgrx::prelude::*;
 
@@ -46,12 +47,6 @@ extension_sql_file!(
     "../../sql/src/horizon_holders.sql",
     name = "hlculid_horizon_holders",
     requires = ["hlculid_horizons", server::hlculid_horizon_holds_since],
-);
-
-extension_sql_file!(
-    "../../sql/src/readers.sql",
-    name = "hlculid_readers",
-    requires = ["hlculid_horizons"],
 );
 
 extension_sql_file!(

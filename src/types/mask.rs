@@ -12,8 +12,8 @@
 
 use crate::base::backend_local::BackendLocal;
 use crate::base::errors::{Condition, UserError};
+use crate::base::process;
 use crate::base::settings;
-use crate::clock::shared;
 use crate::types::bigint;
 use crate::types::datum::Hlculid;
 use hlculid_core::mask::{Mask, NotPositive};
@@ -40,7 +40,7 @@ const RECHECK: Duration = Duration::from_secs(1);
 static KEYS: BackendLocal<Option<Cached>> = BackendLocal::new(None);
 
 fn missing() -> ! {
-    if !shared::preloaded() {
+    if !process::preloaded() {
         UserError::new(
             Condition::NotPreloaded,
             "the mask functions need hlculid preloaded",
@@ -135,7 +135,7 @@ fn current_version() -> Version {
     let Some(name) = settings::mask_key_file() else {
         missing()
     };
-    let path = shared::data_dir().join(name);
+    let path = process::data_dir().join(name);
     let meta = std::fs::metadata(&path).unwrap_or_else(|e| unreadable(&path, &e));
     if meta.mode() & 0o007 != 0 {
         UserError::new(

@@ -1,4 +1,4 @@
-"""hlculid's custom WAL resource manager id (173, src/horizon/prepared/): what PostgreSQL does when
+"""hlculid's custom WAL resource manager id (173, src/horizon/prepared/wal.rs): what PostgreSQL does when
 another preloaded library registers the same id or the same name (docs/install.md, "The WAL
 resource manager id"). A small C library (tests/c_rmgr/other_rmgr.c) stands for the other
 extension; the server refuses to start, saying which two collided, whichever loads first."""
