@@ -2,11 +2,13 @@
 side, on the same server in the same run, and reports medians (min and max over the runs) and
 ratios. Run through scripts/bench.sh, which installs a release build first.
 
-  bench.py [--quick] [--pg 15 18] [--only generation inserts sorting ranges textio decode compare companion horizon masks citus clients]
+  bench.py [--quick] [--pg 15 18] [--only generation inserts sorting ranges textio decode compare companion horizon masks citus
+            subscriptions clients]
            [--out DIR] [--baseline PG_CONFIG]
 
 A full run over several majors runs every workload on the newest and, on the others, the two
-whose peers differ between majors (generation, text I/O): under 20 minutes on the 2-core VM. The
+whose peers differ between majors (generation, text I/O); the subscriptions run on 15, where PgQ
+is packaged: under 30 minutes on the 2-core VM (the subscriptions about 10 of them). The
 client generators (clients) need no server: they run once, after the majors.
 --quick uses small sizes on every major given and checks no thresholds: it proves the suite
 still runs (make test).
@@ -45,6 +47,8 @@ FULL.update(citus_single=3_000, citus_batches=300, citus_copy=200_000, citus_win
             citus_seconds=5)
 QUICK.update(citus_single=200, citus_batches=20, citus_copy=5_000, citus_window_rows=20_000, citus_runs=1,
              citus_seconds=1)
+FULL.update(subs_seconds=4, subs_runs=3, subs_backlog=1_000_000, subs_drain_runs=3)
+QUICK.update(subs_seconds=0.3, subs_runs=1, subs_backlog=2_000, subs_drain_runs=1)
 # Sizes from the environment, for a quick look at one workload (HLCULID_BENCH_IO_ROWS=2000000).
 for _k in list(FULL):
     if os.environ.get(f"HLCULID_BENCH_{_k.upper()}"):
@@ -218,8 +222,10 @@ CLIENTS = (1, 2, 4, 8)
 
 def pgbench(c, script, clients, seconds):
     """Transactions per second over the run, net of connecting, and the transactions done."""
+    import pgcluster  # (imported where used, as elsewhere in this file)
+
     path = c.dir / f"bench-{clients}.sql"
-    path.write_text(script)
+    pgcluster.write_as_server(path, script)  # as the server's user, who owns c.dir (tests/pgcluster.py)
     out = subprocess.run([f"{c.bin}/pgbench", "-h", str(c.dir), "-p", str(c.port), "-U", "postgres", "-n",
                           "-M", "prepared", "-c", str(clients), "-j", str(clients), "-T", str(seconds),
                           "-f", str(path), "postgres"], capture_output=True, text=True, check=True).stdout
@@ -530,9 +536,10 @@ def textio(c, pg, cfg, report, quick):
     (count over a cast), and whole COPY TO / COPY FROM in text and binary. The uuid table holds
     the same bytes, so the text files are identical."""
     n, runs = cfg["io_rows"], cfg["io_runs"]
+    import pgcluster  # (imported where used, as elsewhere in this file)
+
     files = c.dir / "io"
-    files.mkdir(exist_ok=True)
-    os.chmod(files, 0o777)
+    pgcluster.as_server("mkdir", "-p", "-m", "777", "--", str(files))
     kinds = {"hlculid": "io_h", "uuid": "io_u"}
     work = {
         "output function: count(id::text)": lambda t, _k: f"SELECT count(id::text) FROM {t}",
@@ -820,9 +827,10 @@ def companion(c, pg, cfg, report, quick):
     import psycopg
 
     n, runs = cfg["companion_rows"], cfg["companion_runs"]
+    import pgcluster  # (imported where used, as elsewhere in this file)
+
     files = c.dir / "companion"
-    files.mkdir(exist_ok=True)
-    os.chmod(files, 0o777)
+    pgcluster.as_server("mkdir", "-p", "-m", "777", "--", str(files))
     other = psycopg.connect(host=str(c.dir), port=c.port, user="postgres", dbname="postgres", autocommit=True)
     other.execute("DROP DATABASE IF EXISTS bench_companion")
     other.execute("CREATE DATABASE bench_companion")
@@ -1096,6 +1104,16 @@ def against_baseline(c, pg, cfg, report):
         old.stop("immediate")
 
 
+# --- subscriptions (0.6.0): bench/subscriptions.py ------------------------------------------------
+
+def subscriptions(_c, pg, cfg, report, quick):
+    """hlculid's consumer against PgQ and logical decoding, on a server of its own (wal_level =
+    logical): bench/subscriptions.py."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import subscriptions as subs
+    subs.subscriptions(pg, cfg, report, quick)
+
+
 def charts(report, out):
     import matplotlib
     matplotlib.use("Agg")
@@ -1315,6 +1333,8 @@ def citus(c, pg, cfg, report, quick):
 
 
 PER_MAJOR = ("generation", "textio", "windows")
+# Workloads a full run measures on one major: PgQ, the subscriptions' peer, is packaged for 15.
+ON_MAJOR = {"subscriptions": "15"}
 # Workloads without a server (the client libraries): run once, after the majors.
 CLIENT_SIDE = ("clients",)
 
@@ -1324,7 +1344,8 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--pg", nargs="+", default=["15", "18"])
     ap.add_argument("--only", nargs="+", default=["generation", "inserts", "sorting", "ranges", "windows", "textio",
-                                                  "decode", "compare", "companion", "horizon", "masks", "citus", "clients"])
+                                                  "decode", "compare", "companion", "horizon", "masks", "citus", "subscriptions",
+                                                  "clients"])
     ap.add_argument("--out", default=None)
     ap.add_argument("--baseline", default=None, metavar="PG_CONFIG",
                     help="a previous release installed by scripts/bench-baseline.sh: the horizon "
@@ -1349,17 +1370,17 @@ def main():
                                              "max_connections = 120",
                                              "hlculid.mask_key_file = 'bench_mask.keys'"])
         keys = c.data / "bench_mask.keys"  # the masks workload's key
-        keys.write_text(os.urandom(16).hex() + "\n")
-        pgcluster.give_to_server(keys)
-        keys.chmod(0o600)
+        pgcluster.write_as_server(keys, os.urandom(16).hex() + "\n", mode=0o600)
         try:
             c.start()
             c.sql("CREATE EXTENSION hlculid")
             report.add(f"\n## PostgreSQL {pg}\n\n{c.one('SELECT version()')}; fsync on, synchronous_commit off, "
                        "shared_buffers 128MB, autovacuum off.")
-            elsewhere = [w for w in server_side if not args.quick and pg != newest and w not in PER_MAJOR]
+            elsewhere = [w for w in server_side if not args.quick and w not in PER_MAJOR
+                         and pg != (ON_MAJOR[w] if ON_MAJOR.get(w) in args.pg else newest)]
             if elsewhere:
-                report.add(f"\n({', '.join(elsewhere)}: measured on PostgreSQL {newest} in this run; "
+                report.add(f"\n({', '.join(elsewhere)}: measured on PostgreSQL {newest} (subscriptions on "
+                           f"{ON_MAJOR['subscriptions']}) in this run; "
                            f"`--pg {pg}` alone measures them here)")
             for w in server_side:
                 if w in elsewhere:

@@ -17,7 +17,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 # --quick runs on every tested major; a full run, on the newest and the oldest (bench.py says which
-# workloads run where; under 20 minutes).
+# workloads run where; under 30 minutes, the subscriptions on 15 about 10 of them).
 if [ ${#majors[@]} -eq 0 ]; then
   if [ $quick = 1 ]; then read -ra majors <<<"$(test_majors)"; else majors=(15 18); fi
 fi

@@ -92,7 +92,7 @@ printf 'SELECT hlculid_toy_answer(0) AS zero, hlculid_toy_answer(-42) AS back, h
   >tests/pg_regress/sql/toy.sql
 expect_ok "install the toy's build" build_and_install
 expect_fail "pg_regress without expected/toy.out" "FAILED" regress_toy
-results=$HLCULID_SCRATCH/regress-$major/out/results/toy.out
+results=$HLCULID_SCRATCH/regress-$major.out/results/toy.out
 if grep -q " 42 |    0 | t" "$results" 2>/dev/null; then ok "the first run's output, read: 42, 0, t"; else bad "the first run's output ($results)"; fi
 cp "$results" tests/pg_regress/expected/toy.out
 # 8. The CHANGELOG line.

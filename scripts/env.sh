@@ -72,6 +72,28 @@ claim_build_cache() { # (under the lock) the cache's hlculid artifacts become th
 # Scratch space the servers' user can reach: one directory per checkout (HLCULID_SCRATCH names
 # another, so that two runs from one checkout keep apart), and per user but root.
 RUN_ROOT=${HLCULID_SCRATCH:-/tmp/hlculid-$(printf '%s' "$REPO" | cksum | cut -d' ' -f1)$(is_root || echo "-$(id -un)")}
+# Its name is one anyone can work out, so as root it is made here, by root, or refused: a directory
+# (not a link) of root's that no one else can write, in one only root writes or a sticky one (/tmp),
+# so that no other user can put a link anywhere below it where root writes (docs/development.md,
+# "Without root"). mkdir without -p fails if someone else made the name first.
+root_dir() { # root_dir DIR: (as root) DIR made or checked as above; fails if it is not so
+  local d=$1 parent pu pm du dm dt
+  parent=$(dirname "$d")
+  [ -d "$parent" ] || root_dir "$parent" || return 1
+  read -r pu pm < <(stat -L -c '%u %a' "$parent")
+  if [ "$pu" != 0 ] || { (( 8#$pm & 8#022 )) && ! (( 8#$pm & 8#1000 )); }; then
+    echo "$parent: not root's, or writable by others and not sticky: refusing to make root's scratch directory $d there" >&2
+    return 1
+  fi
+  [ -e "$d" ] || [ -L "$d" ] || mkdir -m 755 "$d" 2>/dev/null || true
+  read -r du dm dt < <(stat -c '%u %a %F' "$d" 2>/dev/null || echo "- - missing")
+  if [ "$dt" != directory ] || [ "$du" != 0 ] || (( 8#$dm & 8#022 )); then
+    echo "$d: not a directory of root's that only root writes (owner uid $du, mode $dm, $dt):" \
+      "refusing it as root's scratch space; remove it, or set HLCULID_SCRATCH" >&2
+    return 1
+  fi
+}
+if is_root; then root_dir "$RUN_ROOT" || exit 1; fi
 
 # Where scripts/package.sh writes its artifacts and with which cargo profile it builds: release
 # into target/package/ (make package, make install); make test and make test-full set
@@ -109,7 +131,7 @@ test_tier() {
 # The servers' user: 'postgres' when run as root (PostgreSQL refuses root), else the invoking user.
 server_user() { if is_root; then echo postgres; else id -un; fi; }
 as_server() { if is_root; then runuser -u postgres -- "$@"; else "$@"; fi; }
-give_to_server() { if is_root; then chown postgres: "$@"; fi; } # files the server must own
+give_to_server() { if is_root; then chown -h postgres: "$@"; fi; } # files the server must own (links: the link)
 copy_pg_install() { # copy_pg_install PG_CONFIG ROOT: a private copy of that PostgreSQL install
   # bin (pg_config, initdb, postgres...), the libraries (the wheels' libpq too), share, and the
   # server headers, each at its own path under ROOT; full copies, never links, so nothing written

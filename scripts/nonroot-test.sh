@@ -23,10 +23,13 @@ if is_root; then
     useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$user"
     echo "nonroot-test: made the system user $user"
   fi
+  # root's scratch ($RUN_ROOT, checked by env.sh) and cache: directories only root writes, made
+  # by root or refused, so no link the user planted is followed by the copy and the chmods below
   base=$RUN_ROOT/nonroot
   tree=$base/tree
+  root_dir "$base" && root_dir "$CACHE_ROOT"
   rm -rf "$tree"
-  mkdir -p "$tree"
+  mkdir "$tree"
   (cd "$REPO" && git ls-files -co --exclude-standard -z | tar --null --ignore-failed-read -T - -cf -) \
     | tar -xf - -C "$tree"
   # A venv any user can run: the system's python3 (the checkout's venv may be of a python under

@@ -6,6 +6,7 @@ set -euo pipefail
 pkgs=(
   postgresql-15 postgresql-server-dev-15                         # PG15 server (with contrib), headers, pg_regress
   postgresql-15-wal2json postgresql-15-decoderbufs               # logical decoding plugins: the CDC test (test_cdc.py)
+  postgresql-15-pgq3 pgqd                                         # PgQ and its ticker: the subscriptions benchmark's peer
   libclang-dev clang pkg-config build-essential                   # bindgen for pgrx
   sudo                                                            # cargo pgrx test --runas
   faketime                                                        # clock-step tests

@@ -47,9 +47,9 @@ AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_since_wrapper';
 -- prepared transaction's hold), else from its PREPARE (a hold reloaded at a start keeps no time).
 -- 0.5.0 measured it from the time of `holds_at`, the clock's last value when the transaction
 -- began: on an idle server that is the last id made, seconds or hours before, and a transaction
--- 0.5 s old showed a lag of that age. One source: the install script takes it through
--- src/horizons.rs, the 0.5.0 -> 0.6.0 update includes it (CREATE OR REPLACE keeps the view's OID,
--- grants and comment; `since` is a column added at the end).
+-- 0.5 s old showed a lag of that age. One source: the install script takes it through the
+-- module src/horizon/published.rs, the 0.5.0 -> 0.6.0 update includes it (CREATE OR REPLACE
+-- keeps the view's OID, grants and comment; `since` is a column added at the end).
 CREATE OR REPLACE VIEW hlculid.hlculid_horizon_holders AS
 SELECT h.pid,
        a.xact_start,
@@ -69,6 +69,377 @@ COMMENT ON FUNCTION hlculid_horizon_holds_since() IS 'hlculid_horizon_holds() wi
 -- As hlculid_horizon_holds() (horizon_grants.sql): other sessions' pids and xids, for pg_monitor.
 REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds_since() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION hlculid_horizon_holds_since() TO pg_monitor;
+
+-- == one READ COMMITTED rule ==
+-- The horizon's, watermark's and readers' check of the isolation level, in one function
+-- (src/horizon/read_committed.rs), which the PL/pgSQL readers and the cluster horizon call: one
+-- message, and READ UNCOMMITTED passes as PostgreSQL runs it. The sources are CREATE OR REPLACE,
+-- so every function keeps its OID and grants.
+CREATE  FUNCTION "hlculid_require_read_committed"(
+	"caller" TEXT /* Option < & str > */
+) RETURNS void
+VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_require_read_committed_wrapper';
+
+-- The readers (0.4.0; all CREATE OR REPLACE since 0.6.0, so that the install script, through the
+-- module src/horizon/readers.rs after horizons.sql, and the upgrade scripts from 0.4.0 and 0.5.0,
+-- which keep OIDs and grants, share one text): the watermark across publishers, and the helpers
+-- that take a bound in one statement and read below it in the next. Objects outside the extension are
+-- schema-qualified; the extension's own through pg_catalog.
+
+-- The smallest horizon of the publishers named (NULL: every row, and this server's own live
+-- horizon when it makes ids, its idle clock caught up since 0.5.0). NULL, never a value too
+-- high, while a named publisher has no row or a subscription of this database has a table not
+-- yet synchronised. An error under REPEATABLE READ (0.5.0): the transaction's snapshot predates
+-- the rows and the live horizon it reads, as for hlculid_horizon() (one check since 0.6.0, in
+-- the module src/horizon/read_committed.rs).
+CREATE OR REPLACE FUNCTION hlculid_watermark(publishers int4[] DEFAULT NULL)
+RETURNS pg_catalog.hlculid
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    own int4;
+    live pg_catalog.hlculid;
+    result pg_catalog.hlculid;
+    missing int4;
+BEGIN
+    -- the array's shape first (0.5.0): array_position below refuses more than one dimension
+    -- with a message about searching, which says nothing of the argument
+    IF pg_catalog.array_ndims($1) OPERATOR(pg_catalog.>) 1 THEN
+        RAISE EXCEPTION 'publishers must be a one-dimensional array'
+            USING ERRCODE = 'array_subscript_error',
+                  DETAIL = pg_catalog.format('The array given has %s dimensions.', pg_catalog.array_ndims($1)),
+                  HINT = 'Pass the publisher ids as a list: ARRAY[1, 2, 3].';
+    END IF;
+    -- the one READ COMMITTED rule (0.6.0: READ UNCOMMITTED passes, as PostgreSQL runs it)
+    PERFORM pg_catalog.hlculid_require_read_committed('hlculid_watermark');
+    IF $1 IS NOT NULL AND (array_position($1, NULL) IS NOT NULL) THEN
+        RAISE EXCEPTION 'hlculid_watermark cannot take a NULL publisher id'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF $1 IS NOT NULL AND EXISTS (SELECT 1 FROM unnest($1) p WHERE p < 0 OR p > 65535) THEN
+        RAISE EXCEPTION 'publisher id % is out of range',
+            (SELECT p FROM unnest($1) p WHERE p < 0 OR p > 65535 LIMIT 1)
+            USING ERRCODE = 'numeric_value_out_of_range',
+                  DETAIL = 'A publisher id is 0 to 65535.';
+    END IF;
+    -- A table still copying its initial data may lack events below a horizon row that arrived.
+    IF EXISTS (SELECT 1 FROM pg_subscription_rel r JOIN pg_subscription s ON s.oid = r.srsubid
+               JOIN pg_database d ON d.oid = s.subdbid
+               WHERE d.datname = current_database() AND r.srsubstate <> 'r') THEN
+        RETURN NULL;
+    END IF;
+    -- This server's own ids: its live horizon, when it makes ids, the clock first brought up to
+    -- the wall clock (0.5.0): an idle clock's horizon would hold every other publisher back.
+    IF current_setting('hlculid.publisher_id', true) IS NOT NULL AND NOT pg_is_in_recovery() THEN
+        own := (SELECT c.publisher FROM pg_catalog.hlculid_clock() c);
+        live := pg_catalog.hlculid_horizon_catch_up();
+    END IF;
+    IF $1 IS NULL THEN
+        SELECT pg_catalog.min(h.horizon) INTO result FROM hlculid.hlculid_horizons h
+        WHERE own IS NULL OR h.publisher <> own;
+        IF live IS NOT NULL AND (result IS NULL OR live OPERATOR(pg_catalog.<) result) THEN
+            result := live;
+        END IF;
+        RETURN result;
+    END IF;
+    SELECT count(*) INTO missing FROM (SELECT DISTINCT p FROM unnest($1) p) n
+    WHERE (own IS NULL OR n.p <> own)
+      AND NOT EXISTS (SELECT 1 FROM hlculid.hlculid_horizons h WHERE h.publisher = n.p);
+    IF missing > 0 OR cardinality($1) = 0 THEN
+        RETURN NULL;
+    END IF;
+    SELECT pg_catalog.min(h.horizon) INTO result FROM hlculid.hlculid_horizons h
+    WHERE h.publisher = ANY ($1) AND (own IS NULL OR h.publisher <> own);
+    IF own = ANY ($1) AND (result IS NULL OR live OPERATOR(pg_catalog.<) result) THEN
+        result := live;
+    END IF;
+    RETURN result;
+END
+$fn$;
+
+-- Reads the next rows after `after` below `below`, by index, with a snapshot taken after the
+-- call began (its own statement, READ COMMITTED): a bound the caller took before the call (its
+-- arguments are evaluated first) vouches for every row below it. The one place that checks the
+-- table and the column for the readers below. NULL `below` (a watermark not yet known): no rows.
+CREATE OR REPLACE FUNCTION hlculid_read_below(table_row anyelement, after pg_catalog.hlculid,
+                                   below pg_catalog.hlculid, max_rows int4 DEFAULT 1000,
+                                   id_column name DEFAULT 'id')
+RETURNS SETOF anyelement
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    rel regclass;
+    col_type regtype;
+    col_num int2;
+    base regtype;
+BEGIN
+    SELECT t.typrelid::regclass INTO rel FROM pg_catalog.pg_type t
+    WHERE t.oid = pg_catalog.pg_typeof($1) AND t.typrelid <> 0;
+    IF rel IS NULL THEN
+        RAISE EXCEPTION 'hlculid_read needs a row of the table to read, not a value of type %', pg_catalog.pg_typeof($1)
+            USING ERRCODE = 'wrong_object_type',
+                  HINT = 'Pass NULL cast to the table''s row type: hlculid_read(NULL::events, $last).';
+    END IF;
+    IF $4 IS NULL OR $4 < 1 THEN
+        RAISE EXCEPTION 'hlculid_read cannot read % rows', coalesce($4::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'max_rows is 1 or more.';
+    END IF;
+    SELECT a.atttypid::regtype, a.attnum INTO col_type, col_num FROM pg_catalog.pg_attribute a
+    WHERE a.attrelid = rel AND a.attname = $5 AND a.attnum > 0 AND NOT a.attisdropped;
+    IF col_type IS NULL THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', $5, rel
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    -- a domain over hlculid reads as an hlculid (0.5.0): its base type, through domains of domains
+    WITH RECURSIVE d(t, typtype, basetype) AS (
+        SELECT y.oid, y.typtype, y.typbasetype FROM pg_catalog.pg_type y WHERE y.oid = col_type
+        UNION ALL
+        SELECT y.oid, y.typtype, y.typbasetype FROM d JOIN pg_catalog.pg_type y ON y.oid = d.basetype
+        WHERE d.typtype = 'd')
+    SELECT d.t::regtype INTO base FROM d WHERE d.typtype <> 'd';
+    IF base IS DISTINCT FROM 'pg_catalog.hlculid'::regtype THEN
+        RAISE EXCEPTION 'column "%" of relation % is of type %, not hlculid', $5, rel, col_type
+            USING ERRCODE = 'datatype_mismatch';
+    END IF;
+    -- pages go by id > the last id read: rows sharing an id with a page's last row would be
+    -- passed (0.5.0). The column must be unique by itself: a valid unique index (or primary key)
+    -- whose one key column it is, on no expression and with no predicate; of a partitioned table,
+    -- the parent's.
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_index x
+                   WHERE x.indrelid = rel AND x.indisunique AND x.indisvalid
+                     AND x.indnkeyatts = 1 AND x.indkey[0] = col_num
+                     AND x.indpred IS NULL AND x.indexprs IS NULL) THEN
+        RAISE EXCEPTION 'column "%" of relation % has no unique index of its own', $5, rel
+            USING ERRCODE = 'invalid_column_reference',
+                  DETAIL = 'hlculid_read pages by id after the last id read: rows that share an id with the last row of a page would be passed.',
+                  HINT = pg_catalog.format('Add one (ALTER TABLE %s ADD UNIQUE (%I)), or read this table by other means.', rel, $5);
+    END IF;
+    -- a plain table's index covers that table only: a child's rows (INHERITS) may repeat its ids
+    IF EXISTS (SELECT FROM pg_catalog.pg_class c WHERE c.oid = rel AND c.relkind <> 'p')
+       AND EXISTS (SELECT FROM pg_catalog.pg_inherits i WHERE i.inhparent = rel) THEN
+        RAISE EXCEPTION 'column "%" of relation % has no unique index of its own', $5, rel
+            USING ERRCODE = 'invalid_column_reference',
+                  DETAIL = 'The table has inheritance children, whose rows its unique index does not cover: hlculid_read pages by id after the last id read, and rows of a child that share an id with the last row of a page would be passed.',
+                  HINT = pg_catalog.format('Make %s a partitioned table, or read its rows by other means.', rel);
+    END IF;
+    RETURN QUERY EXECUTE pg_catalog.format(
+        'SELECT * FROM %s t WHERE ($1 IS NULL OR t.%I OPERATOR(pg_catalog.>) $1) AND t.%I OPERATOR(pg_catalog.<) $2 ORDER BY t.%I USING OPERATOR(pg_catalog.<) LIMIT $3',
+        rel, $5, $5, $5)
+    USING $2, $3, $4;
+END
+$fn$;
+
+-- The next rows after `after`, below the horizon: the horizon in one statement, the read in the
+-- next. This server's horizon, or for a table Citus spreads over nodes (0.5.0), the cluster's.
+CREATE OR REPLACE FUNCTION hlculid_read(table_row anyelement, after pg_catalog.hlculid,
+                                        max_rows int4 DEFAULT 1000, id_column name DEFAULT 'id')
+RETURNS SETOF anyelement
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    rel regclass;
+    h pg_catalog.hlculid;
+BEGIN
+    PERFORM pg_catalog.hlculid_require_read_committed('hlculid_read');
+    SELECT t.typrelid::regclass INTO rel FROM pg_catalog.pg_type t
+    WHERE t.oid = pg_catalog.pg_typeof($1) AND t.typrelid <> 0;
+    IF rel IS NOT NULL AND pg_catalog.hlculid_citus_table(rel) THEN
+        h := pg_catalog.hlculid_cluster_horizon();
+    ELSE
+        h := pg_catalog.hlculid_horizon();
+    END IF;
+    RETURN QUERY SELECT * FROM pg_catalog.hlculid_read_below($1, $2, h, $3, $4);
+END
+$fn$;
+
+-- The next rows after `after`, below the watermark of `publishers` (NULL: every row, and this
+-- server's own): the watermark in one statement, the read in the next. No rows while the
+-- watermark is NULL. Works on a standby, where the replicated rows vouch for the events.
+CREATE OR REPLACE FUNCTION hlculid_read_watermark(table_row anyelement, after pg_catalog.hlculid,
+                                       publishers int4[] DEFAULT NULL, max_rows int4 DEFAULT 1000,
+                                       id_column name DEFAULT 'id')
+RETURNS SETOF anyelement
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    w pg_catalog.hlculid;
+BEGIN
+    PERFORM pg_catalog.hlculid_require_read_committed('hlculid_read_watermark');
+    w := pg_catalog.hlculid_watermark($3);
+    RETURN QUERY SELECT * FROM pg_catalog.hlculid_read_below($1, $2, w, $4, $5);
+END
+$fn$;
+
+COMMENT ON FUNCTION hlculid_watermark(int4[]) IS 'smallest horizon of the publishers (NULL: all rows and this server''s own): below it the datastore has every event it will get from them; NULL while one has no row or a table is still synchronising';
+COMMENT ON FUNCTION hlculid_read_below(anyelement, hlculid, hlculid, int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below a bound taken before the call (a horizon, a watermark), read by index with a later snapshot';
+COMMENT ON FUNCTION hlculid_read(anyelement, hlculid, int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below the horizon: a cursor reader that never misses a row';
+COMMENT ON FUNCTION hlculid_require_read_committed(text) IS 'the one READ COMMITTED rule of the horizon, watermark and reader functions: 0A000 naming the caller in a REPEATABLE READ or SERIALIZABLE transaction; READ UNCOMMITTED is READ COMMITTED';
+COMMENT ON FUNCTION hlculid_read_watermark(anyelement, hlculid, int4[], int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below the watermark of the publishers: a reader of many publishers that never misses a row';
+-- Citus (0.5.0): readers of tables that Citus spreads over many nodes. Each node's horizon covers
+-- the ids its own clock made; the cluster horizon is the smallest of them, once every
+-- distributed transaction that may still show an id below it has ended. Citus' functions are
+-- called at run time only (they are in pg_catalog when Citus is installed); without Citus the
+-- cluster horizon is an error and hlculid_citus_table() is false. One source for the install
+-- script (through src/horizon/cluster.rs) and the upgrade scripts from 0.4.0 and 0.5.0 (hence
+-- CREATE OR REPLACE, since 0.6.0).
+
+-- Whether Citus manages the table (distributed, reference or Citus local).
+CREATE OR REPLACE FUNCTION hlculid_citus_table(tbl regclass)
+RETURNS bool
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    managed bool := false;
+BEGIN
+    IF pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+        EXECUTE 'SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition WHERE logicalrelid OPERATOR(pg_catalog.=) $1)'
+            INTO managed USING $1;
+    END IF;
+    RETURN managed;
+END
+$fn$;
+
+-- What may still show an id on some node: the distributed transactions running on any node
+-- (Citus keeps a transaction's id until every node answered its COMMIT PREPARED) and the Citus
+-- prepared transactions left on any node (a COMMIT PREPARED that failed, until recovery).
+CREATE OR REPLACE FUNCTION hlculid_cluster_pending()
+RETURNS text[]
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    own_node int4;
+    own_number int8;
+    hidden int8;
+    running text[];
+    nodes int4[];
+    gids text[];
+    unreachable text;
+    pending text[];
+BEGIN
+    IF pg_catalog.to_regprocedure('pg_catalog.run_command_on_all_nodes(text,boolean,boolean)') IS NULL THEN
+        RAISE EXCEPTION 'hlculid_cluster_pending() needs Citus'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Without Citus no distributed transaction is pending: hlculid.hlculid_horizon_holders shows what holds this server''s horizon.';
+    END IF;
+    SELECT c.initiator_node_identifier, c.transaction_number INTO own_node, own_number
+    FROM pg_catalog.get_current_transaction_id() c;
+    -- the distributed transactions of every node, in one round trip
+    SELECT count(*) FILTER (WHERE t.transaction_number IS NULL),
+           pg_catalog.array_agg('transaction ' || t.initiator_node_identifier || ':' || t.transaction_number)
+               FILTER (WHERE t.transaction_number <> 0
+                         AND (t.initiator_node_identifier, t.transaction_number) IS DISTINCT FROM (own_node, own_number))
+    INTO hidden, running
+    FROM pg_catalog.get_global_active_transactions() t;
+    IF hidden > 0 THEN
+        RAISE EXCEPTION 'hlculid_cluster_horizon() cannot see other roles'' distributed transactions'
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Grant pg_monitor to the reading role (on every node), as for hlculid.hlculid_horizon_holders.';
+    END IF;
+    SELECT pg_catalog.array_agg(r.nodeid), pg_catalog.array_agg(r.result),
+           string_agg(r.nodeid || ': ' || r.result, '; ') FILTER (WHERE NOT r.success)
+    INTO nodes, gids, unreachable
+    FROM pg_catalog.run_command_on_all_nodes(
+             $c$SELECT COALESCE(pg_catalog.string_agg(gid, ' '), '')
+                FROM pg_catalog.pg_prepared_xacts WHERE gid OPERATOR(pg_catalog.~~) 'citus\_%'$c$) r;
+    IF unreachable IS NOT NULL THEN
+        RAISE EXCEPTION 'hlculid_cluster_horizon() could not reach every node'
+            USING ERRCODE = 'connection_failure', DETAIL = unreachable,
+                  HINT = 'The cluster horizon needs every node: an unreachable one may still show ids below it.';
+    END IF;
+    SELECT pg_catalog.array_agg(DISTINCT x ORDER BY x) INTO pending FROM (
+        SELECT pg_catalog.unnest(running) AS x
+        UNION ALL
+        SELECT 'prepared ' || n.nodeid || ':' || g
+        FROM unnest(nodes, gids) n(nodeid, result),  -- ROWS FROM syntax: no qualified form
+             pg_catalog.unnest(pg_catalog.string_to_array(n.result, ' ')) g
+        WHERE g <> '') s;
+    RETURN coalesce(pending, '{}');
+END
+$fn$;
+
+-- The cluster's horizon: below it, every id any node made, that any node will ever show, is
+-- shown already. The smallest of the nodes' horizons (each node's idle clock first brought up to
+-- the wall clock, as for hlculid_publish_horizon), returned once every distributed transaction
+-- that was running or prepared when they were read has ended; NULL if that takes longer than
+-- max_wait (a reader then reads nothing new, and asks again).
+CREATE OR REPLACE FUNCTION hlculid_cluster_horizon(max_wait interval DEFAULT '10 s')
+RETURNS pg_catalog.hlculid
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    nodes int4[];
+    answers text[];
+    unreachable text;
+    shared text;
+    h pg_catalog.hlculid;
+    pending text[];
+    deadline timestamptz;
+BEGIN
+    -- the one READ COMMITTED rule (0.6.0: READ UNCOMMITTED passes, as PostgreSQL runs it)
+    PERFORM pg_catalog.hlculid_require_read_committed('hlculid_cluster_horizon');
+    IF pg_catalog.to_regprocedure('pg_catalog.run_command_on_all_nodes(text,boolean,boolean)') IS NULL THEN
+        RAISE EXCEPTION 'hlculid_cluster_horizon() needs Citus'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'On a server without Citus, read below hlculid_horizon().';
+    END IF;
+    IF $1 IS NULL OR $1 < interval '0' THEN
+        RAISE EXCEPTION 'hlculid_cluster_horizon cannot wait %', coalesce($1::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'max_wait is an interval of 0 or more.';
+    END IF;
+    -- every node's horizon and publisher id, or which node could not answer
+    SELECT pg_catalog.array_agg(r.nodeid), pg_catalog.array_agg(r.result),
+           string_agg(r.nodeid || ': ' || r.result, '; ') FILTER (WHERE NOT r.success)
+    INTO nodes, answers, unreachable
+    FROM pg_catalog.run_command_on_all_nodes(
+        $c$SELECT pg_catalog.hlculid_horizon_catch_up()::pg_catalog.text OPERATOR(pg_catalog.||) ' '
+                  OPERATOR(pg_catalog.||) (SELECT c.publisher FROM pg_catalog.hlculid_clock() c)::pg_catalog.text$c$) r;
+    IF unreachable IS NOT NULL OR nodes IS NULL THEN
+        RAISE EXCEPTION 'hlculid_cluster_horizon() could not read the horizon of every node'
+            USING ERRCODE = 'connection_failure', DETAIL = coalesce(unreachable, 'no node answered'),
+                  HINT = 'Every node needs hlculid preloaded and reachable: an unreachable one may still show ids below the horizon.';
+    END IF;
+    SELECT pg_catalog.min(pg_catalog.split_part(a.answer, ' ', 1)::pg_catalog.hlculid) INTO h
+    FROM pg_catalog.unnest(answers) a(answer);
+    SELECT string_agg(pg_catalog.format('%s (nodes %s)', d.publisher, d.nodes), ', ') INTO shared
+    FROM (SELECT pg_catalog.split_part(n.answer, ' ', 2) AS publisher,
+                 string_agg(n.nodeid::text, ' and ' ORDER BY n.nodeid) AS nodes
+          FROM unnest(nodes, answers) n(nodeid, answer)  -- ROWS FROM syntax: no qualified form
+          GROUP BY 1 HAVING count(*) > 1) d;
+    IF shared IS NOT NULL THEN
+        RAISE EXCEPTION 'publisher id % is used by more than one node of the cluster', shared
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Two nodes with one publisher id can make the same id, and their ids do not say which node made them.',
+                  HINT = 'Give each node its own hlculid.publisher_id in postgresql.conf, and restart it.';
+    END IF;
+    -- then wait for every distributed transaction that may still show an id below it
+    deadline := pg_catalog.clock_timestamp() + $1;
+    pending := pg_catalog.hlculid_cluster_pending();
+    WHILE pg_catalog.cardinality(pending) > 0 LOOP
+        IF pg_catalog.clock_timestamp() >= deadline THEN
+            RETURN NULL;
+        END IF;
+        PERFORM pg_catalog.pg_sleep(0.005);
+        pending := ARRAY(SELECT pg_catalog.unnest(pending)
+                         INTERSECT SELECT pg_catalog.unnest(pg_catalog.hlculid_cluster_pending()));
+    END LOOP;
+    RETURN h;
+END
+$fn$;
+
+COMMENT ON FUNCTION hlculid_citus_table(regclass) IS 'whether Citus manages the table (distributed, reference or Citus local); false without Citus';
+COMMENT ON FUNCTION hlculid_cluster_pending() IS 'the distributed transactions running and the Citus prepared transactions on any node: what hlculid_cluster_horizon() waits for';
+COMMENT ON FUNCTION hlculid_cluster_horizon(interval) IS 'on Citus: the smallest horizon of every node, once every distributed transaction that may still show an id below it has ended (NULL after max_wait); take it in one statement, read below it in the next';
 
 -- == subscriptions (issue 39) ==
 -- Waits that wake on commit (Rust, src/horizon/wait.rs), then the named consumers' tables, functions
@@ -336,6 +707,8 @@ DECLARE
     h pg_catalog.hlculid;
     more int4;
 BEGIN
+    -- the readers' one READ COMMITTED rule (src/horizon/read_committed.rs), naming this reader
+    PERFORM pg_catalog.hlculid_require_read_committed('hlculid_consume');
     IF $1 IS NULL THEN
         RAISE EXCEPTION 'a consumer name cannot be NULL'
             USING ERRCODE = 'null_value_not_allowed';

@@ -21,16 +21,11 @@ LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- requires:
---   hlculid_shell
 
-
-CREATE FUNCTION hlculid_recv("internal" internal) RETURNS hlculid
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_recv_wrapper';
-CREATE FUNCTION hlculid_send(v hlculid) RETURNS bytea
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_send_wrapper';
+CREATE  FUNCTION "hlculid_generate_bigint"() RETURNS bigint /* i64 */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -44,11 +39,16 @@ CREATE FUNCTION hlculid_out(v hlculid) RETURNS cstring
 /* </end connected objects> */
 
 /* <begin connected objects> */
+-- requires:
+--   hlculid_shell
 
-CREATE  FUNCTION "hlculid_generate_bigint"() RETURNS bigint /* i64 */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_wrapper';
+
+CREATE FUNCTION hlculid_recv("internal" internal) RETURNS hlculid
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_recv_wrapper';
+CREATE FUNCTION hlculid_send(v hlculid) RETURNS bytea
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_send_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -212,9 +212,97 @@ COMMENT ON TYPE hlculid IS '128-bit time-ordered id: 48-bit Unix ms, 16-bit hybr
 --   hlculid_type
 
 
+CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
+    STRICT VOLATILE PARALLEL RESTRICTED
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_to_ulid_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION "hlculid_eq"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_eq_wrapper';
+CREATE OPERATOR = (
+    PROCEDURE = "hlculid_eq", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES
+);
+
+CREATE FUNCTION "hlculid_ne"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_ne_wrapper';
+CREATE OPERATOR <> (
+    PROCEDURE = "hlculid_ne", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel
+);
+
+CREATE FUNCTION "hlculid_lt"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_lt_wrapper';
+CREATE OPERATOR < (
+    PROCEDURE = "hlculid_lt", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel
+);
+
+CREATE FUNCTION "hlculid_le"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_le_wrapper';
+CREATE OPERATOR <= (
+    PROCEDURE = "hlculid_le", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel
+);
+
+CREATE FUNCTION "hlculid_gt"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_gt_wrapper';
+CREATE OPERATOR > (
+    PROCEDURE = "hlculid_gt", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel
+);
+
+CREATE FUNCTION "hlculid_ge"("a" hlculid, "b" hlculid) RETURNS bool
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_ge_wrapper';
+CREATE OPERATOR >= (
+    PROCEDURE = "hlculid_ge", LEFTARG = hlculid, RIGHTARG = hlculid,
+    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel
+);
+
+CREATE FUNCTION "hlculid_cmp"("a" hlculid, "b" hlculid) RETURNS INT
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_cmp_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
 CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
     IMMUTABLE STRICT PARALLEL SAFE
     LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_from_uuid_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_generate() RETURNS hlculid
+    STRICT VOLATILE PARALLEL RESTRICTED
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -660,107 +748,86 @@ COMMENT ON FUNCTION hlculid_drop_partitions_as_owner(regclass, timestamptz, bool
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_to_ulid_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
-    STRICT VOLATILE PARALLEL RESTRICTED
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_generate() RETURNS hlculid
-    STRICT VOLATILE PARALLEL RESTRICTED
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION "hlculid_eq"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_eq_wrapper';
-CREATE OPERATOR = (
-    PROCEDURE = "hlculid_eq", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = =, NEGATOR = <>, RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES
-);
-
-CREATE FUNCTION "hlculid_ne"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_ne_wrapper';
-CREATE OPERATOR <> (
-    PROCEDURE = "hlculid_ne", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = <>, NEGATOR = =, RESTRICT = neqsel, JOIN = neqjoinsel
-);
-
-CREATE FUNCTION "hlculid_lt"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_lt_wrapper';
-CREATE OPERATOR < (
-    PROCEDURE = "hlculid_lt", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = >, NEGATOR = >=, RESTRICT = scalarltsel, JOIN = scalarltjoinsel
-);
-
-CREATE FUNCTION "hlculid_le"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_le_wrapper';
-CREATE OPERATOR <= (
-    PROCEDURE = "hlculid_le", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = >=, NEGATOR = >, RESTRICT = scalarlesel, JOIN = scalarlejoinsel
-);
-
-CREATE FUNCTION "hlculid_gt"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_gt_wrapper';
-CREATE OPERATOR > (
-    PROCEDURE = "hlculid_gt", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = <, NEGATOR = <=, RESTRICT = scalargtsel, JOIN = scalargtjoinsel
-);
-
-CREATE FUNCTION "hlculid_ge"("a" hlculid, "b" hlculid) RETURNS bool
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_ge_wrapper';
-CREATE OPERATOR >= (
-    PROCEDURE = "hlculid_ge", LEFTARG = hlculid, RIGHTARG = hlculid,
-    COMMUTATOR = <=, NEGATOR = <, RESTRICT = scalargesel, JOIN = scalargejoinsel
-);
-
-CREATE FUNCTION "hlculid_cmp"("a" hlculid, "b" hlculid) RETURNS INT
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_cmp_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_from_bytea"(
 	"b" bytea /* & [u8] */
 ) RETURNS hlculid /* Hlculid */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_generate_at"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_gt_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_gt_uuid_wrapper';
+
+CREATE OPERATOR > (
+	PROCEDURE="hlculid_gt_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = <,
+	NEGATOR = <=,
+	RESTRICT = scalargtsel,
+	JOIN = scalargtjoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
+	"pid" INT,  /* Option < i32 > */
+	"transaction" bigint,  /* Option < i64 > */
+	"holds_at" hlculid  /* Hlculid */
+)
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_uuidv7"(
+	"u" uuid /* pgrx :: Uuid */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_hash_extended"(
+	"v" hlculid, /* Hlculid */
+	"seed" bigint /* i64 */
+) RETURNS bigint /* i64 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -771,24 +838,6 @@ CREATE  FUNCTION "hlculid_clock_recover"(
 VOLATILE PARALLEL UNSAFE 
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bigint"(
-	"id" bigint /* i64 */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_uuidv7"(
-	"u" uuid /* pgrx :: Uuid */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -812,43 +861,31 @@ CREATE OPERATOR = (
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid /* Option < Hlculid > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_clock_recover
---   hlculid_clock_recover_allowing
-
-
-REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
-REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_at"(
-	"ts" timestamp with time zone /* TimestampWithTimeZone */
-) RETURNS hlculid /* Hlculid */
+CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_parts"(
-	"ts" timestamp with time zone, /* TimestampWithTimeZone */
-	"counter" INT, /* i32 */
-	"publisher" INT, /* i32 */
-	"random" bigint /* i64 */
-) RETURNS hlculid /* Hlculid */
+CREATE  FUNCTION "hlculid_horizon_holds_since"() RETURNS TABLE (
+	"pid" INT,  /* Option < i32 > */
+	"transaction" bigint,  /* Option < i64 > */
+	"holds_at" hlculid,  /* Hlculid */
+	"since" timestamp with time zone  /* Option < TimestampWithTimeZone > */
+)
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_since_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_hash"(
+	"v" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -872,28 +909,6 @@ CREATE OPERATOR >= (
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
-	"pid" INT,  /* Option < i32 > */
-	"transaction" bigint,  /* Option < i64 > */
-	"holds_at" hlculid  /* Hlculid */
-)
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_counter"(
 	"id" hlculid /* Hlculid */
 ) RETURNS INT /* i32 */
@@ -903,30 +918,54 @@ AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid /* Option < Hlculid > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_clock_recover
+--   hlculid_clock_recover_allowing
+
+
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_bigint"(
+	"id" bigint /* i64 */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash"(
-	"v" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
+CREATE  FUNCTION "hlculid_from_parts"(
+	"ts" timestamp with time zone, /* TimestampWithTimeZone */
+	"counter" INT, /* i32 */
+	"publisher" INT, /* i32 */
+	"random" bigint /* i64 */
+) RETURNS hlculid /* Hlculid */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash_extended"(
-	"v" hlculid, /* Hlculid */
-	"seed" bigint /* i64 */
-) RETURNS bigint /* i64 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1219,45 +1258,6 @@ COMMENT ON FUNCTION hlculid_backfill_update(regclass, text, oid[], text[], hlcul
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_holds_since"() RETURNS TABLE (
-	"pid" INT,  /* Option < i32 > */
-	"transaction" bigint,  /* Option < i64 > */
-	"holds_at" hlculid,  /* Hlculid */
-	"since" timestamp with time zone  /* Option < TimestampWithTimeZone > */
-)
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_since_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_gt_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_gt_uuid_wrapper';
-
-CREATE OPERATOR > (
-	PROCEDURE="hlculid_gt_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = <,
-	NEGATOR = <=,
-	RESTRICT = scalargtsel,
-	JOIN = scalargtjoinsel
-);
-/* </end connected objects> */
-
-/* <begin connected objects> */
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
@@ -1451,8 +1451,8 @@ CREATE OPERATOR <@ (
 --   hlculid_window
 
 -- `tstzrange @> id` (0.5.0): the commutator of `id <@ tstzrange`, so a window can be written
--- either way round; the same estimator and the same index conditions (src/types/window.rs). One source:
--- the install script takes it through src/types/window.rs, the 0.4.0 -> 0.5.0 upgrade script includes it.
+-- either way round; the same estimator and the same index conditions (src/types/window/mod.rs). One source:
+-- the install script takes it through src/types/window/mod.rs, the 0.4.0 -> 0.5.0 upgrade script includes it.
 CREATE FUNCTION hlculid_range_contains(range tstzrange, id pg_catalog.hlculid) RETURNS boolean
     IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
     SUPPORT pg_catalog.hlculid_in_range_support
@@ -1471,6 +1471,15 @@ COMMENT ON OPERATOR @> (tstzrange, hlculid) IS 'the range holds the id''s time: 
 
 /* <begin connected objects> */
 -- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_require_read_committed"(
+	"caller" TEXT /* Option < & str > */
+) RETURNS void
+VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_require_read_committed_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1576,16 +1585,18 @@ END $$;
 --   hlculid_opclasses
 --   server::hlculid_horizon_catch_up
 --   introspect::hlculid_clock
+--   read_committed::hlculid_require_read_committed
 
 -- Citus (0.5.0): readers of tables that Citus spreads over many nodes. Each node's horizon covers
 -- the ids its own clock made; the cluster horizon is the smallest of them, once every
 -- distributed transaction that may still show an id below it has ended. Citus' functions are
 -- called at run time only (they are in pg_catalog when Citus is installed); without Citus the
 -- cluster horizon is an error and hlculid_citus_table() is false. One source for the install
--- script (through src/horizon/cluster.rs) and the 0.4.0 -> 0.5.0 upgrade script.
+-- script (through src/horizon/cluster.rs) and the upgrade scripts from 0.4.0 and 0.5.0 (hence
+-- CREATE OR REPLACE, since 0.6.0).
 
 -- Whether Citus manages the table (distributed, reference or Citus local).
-CREATE FUNCTION hlculid_citus_table(tbl regclass)
+CREATE OR REPLACE FUNCTION hlculid_citus_table(tbl regclass)
 RETURNS bool
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -1604,7 +1615,7 @@ $fn$;
 -- What may still show an id on some node: the distributed transactions running on any node
 -- (Citus keeps a transaction's id until every node answered its COMMIT PREPARED) and the Citus
 -- prepared transactions left on any node (a COMMIT PREPARED that failed, until recovery).
-CREATE FUNCTION hlculid_cluster_pending()
+CREATE OR REPLACE FUNCTION hlculid_cluster_pending()
 RETURNS text[]
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -1665,7 +1676,7 @@ $fn$;
 -- the wall clock, as for hlculid_publish_horizon), returned once every distributed transaction
 -- that was running or prepared when they were read has ended; NULL if that takes longer than
 -- max_wait (a reader then reads nothing new, and asks again).
-CREATE FUNCTION hlculid_cluster_horizon(max_wait interval DEFAULT '10 s')
+CREATE OR REPLACE FUNCTION hlculid_cluster_horizon(max_wait interval DEFAULT '10 s')
 RETURNS pg_catalog.hlculid
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -1679,12 +1690,8 @@ DECLARE
     pending text[];
     deadline timestamptz;
 BEGIN
-    IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'hlculid_cluster_horizon() cannot be used in a REPEATABLE READ or SERIALIZABLE transaction'
-            USING ERRCODE = 'feature_not_supported',
-                  DETAIL = 'Its snapshot was taken before the horizon: a transaction that commits in between holds ids below the horizon that the snapshot cannot see.',
-                  HINT = 'Take the horizon before BEGIN, in its own statement, and read below it in the transaction.';
-    END IF;
+    -- the one READ COMMITTED rule (0.6.0: READ UNCOMMITTED passes, as PostgreSQL runs it)
+    PERFORM pg_catalog.hlculid_require_read_committed('hlculid_cluster_horizon');
     IF pg_catalog.to_regprocedure('pg_catalog.run_command_on_all_nodes(text,boolean,boolean)') IS NULL THEN
         RAISE EXCEPTION 'hlculid_cluster_horizon() needs Citus'
             USING ERRCODE = 'object_not_in_prerequisite_state',
@@ -1806,21 +1813,6 @@ AS 'MODULE_PATHNAME', 'hlculid_ts_wrapper';
 
 /* <begin connected objects> */
 -- requires:
---   hlculid_type
---   hlculid_ts
-
-
-CREATE FUNCTION hlculid_decode(id hlculid,
-    OUT ts timestamptz, OUT counter int4, OUT publisher int4, OUT random int8)
-RETURNS record
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_decode_fast';
-
-CREATE CAST (hlculid AS timestamptz) WITH FUNCTION hlculid_ts(hlculid);
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
 --   hlculid_opclasses
 --   introspect::hlculid_clock
 --   extract::hlculid_ts
@@ -1909,6 +1901,21 @@ $fn$;
 
 /* <begin connected objects> */
 -- requires:
+--   hlculid_type
+--   hlculid_ts
+
+
+CREATE FUNCTION hlculid_decode(id hlculid,
+    OUT ts timestamptz, OUT counter int4, OUT publisher int4, OUT random int8)
+RETURNS record
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_decode_fast';
+
+CREATE CAST (hlculid AS timestamptz) WITH FUNCTION hlculid_ts(hlculid);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
 --   hlculid_opclasses
 --   hlculid_publish_horizon
 --   server::hlculid_horizon
@@ -1956,51 +1963,20 @@ COMMENT ON FUNCTION hlculid_publish_horizon() IS 'writes this server''s row in h
 /* <begin connected objects> */
 -- requires:
 --   hlculid_horizons
---   server::hlculid_horizon_holds_since
+--   read_committed::hlculid_require_read_committed
 
--- What holds this server's horizon back, with what a DBA needs to end it (0.4.0; 0.6.0: `lag`
--- and `since`). `lag` is how long the holder has held readers back: from when its transaction
--- made its first id (hlculid_horizon_holds_since(), kept in the backend's slot and in the
--- prepared transaction's hold), else from its PREPARE (a hold reloaded at a start keeps no time).
--- 0.5.0 measured it from the time of `holds_at`, the clock's last value when the transaction
--- began: on an idle server that is the last id made, seconds or hours before, and a transaction
--- 0.5 s old showed a lag of that age. One source: the install script takes it through
--- grants and comment; `since` is a column added at the end).
-CREATE OR REPLACE VIEW hlculid.hlculid_horizon_holders AS
-SELECT h.pid,
-       a.xact_start,
-       a.state,
-       h.transaction AS prepared_xid,
-       p.gid,
-       h.holds_at,
-       pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) COALESCE(h.since, p.prepared) AS lag,
-       COALESCE(h.since, p.prepared) AS since
-FROM pg_catalog.hlculid_horizon_holds_since() h
-LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) h.pid
-LEFT JOIN pg_catalog.pg_prepared_xacts p
-       ON p.transaction::pg_catalog.text OPERATOR(pg_catalog.=) h.transaction::pg_catalog.text;
-
-COMMENT ON VIEW hlculid.hlculid_horizon_holders IS 'what holds this server''s horizon back: sessions and prepared transactions, since when (their first id), how long (lag)';
-COMMENT ON FUNCTION hlculid_horizon_holds_since() IS 'hlculid_horizon_holds() with since: when each holder''s transaction made its first id (NULL for a prepared transaction reloaded at a start)';
--- As hlculid_horizon_holds() (horizon_grants.sql): other sessions' pids and xids, for pg_monitor.
-REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds_since() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION hlculid_horizon_holds_since() TO pg_monitor;
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_horizons
-
--- The readers (0.4.0; as CREATE OR REPLACE since 0.5.0, so that the install script, through
--- grants, share one text): the watermark across publishers, and the helpers that take a bound in
--- one statement and read below it in the next. Objects outside the extension are
+-- The readers (0.4.0; all CREATE OR REPLACE since 0.6.0, so that the install script, through the
+-- module src/horizon/readers.rs after horizons.sql, and the upgrade scripts from 0.4.0 and 0.5.0,
+-- which keep OIDs and grants, share one text): the watermark across publishers, and the helpers
+-- that take a bound in one statement and read below it in the next. Objects outside the extension are
 -- schema-qualified; the extension's own through pg_catalog.
 
 -- The smallest horizon of the publishers named (NULL: every row, and this server's own live
 -- horizon when it makes ids, its idle clock caught up since 0.5.0). NULL, never a value too
 -- high, while a named publisher has no row or a subscription of this database has a table not
 -- yet synchronised. An error under REPEATABLE READ (0.5.0): the transaction's snapshot predates
--- the rows and the live horizon it reads, as for hlculid_horizon().
+-- the rows and the live horizon it reads, as for hlculid_horizon() (one check since 0.6.0, in
+-- the module src/horizon/read_committed.rs).
 CREATE OR REPLACE FUNCTION hlculid_watermark(publishers int4[] DEFAULT NULL)
 RETURNS pg_catalog.hlculid
 LANGUAGE plpgsql VOLATILE
@@ -2020,12 +1996,8 @@ BEGIN
                   DETAIL = pg_catalog.format('The array given has %s dimensions.', pg_catalog.array_ndims($1)),
                   HINT = 'Pass the publisher ids as a list: ARRAY[1, 2, 3].';
     END IF;
-    IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'hlculid_watermark() cannot be used in a REPEATABLE READ or SERIALIZABLE transaction'
-            USING ERRCODE = 'feature_not_supported',
-                  DETAIL = 'Its snapshot was taken before the watermark: events that arrive in between are below the watermark but not in the snapshot.',
-                  HINT = 'Take the watermark before BEGIN, in its own statement, and read below it in the transaction; or call hlculid_read_watermark().';
-    END IF;
+    -- the one READ COMMITTED rule (0.6.0: READ UNCOMMITTED passes, as PostgreSQL runs it)
+    PERFORM pg_catalog.hlculid_require_read_committed('hlculid_watermark');
     IF $1 IS NOT NULL AND (array_position($1, NULL) IS NOT NULL) THEN
         RAISE EXCEPTION 'hlculid_watermark cannot take a NULL publisher id'
             USING ERRCODE = 'null_value_not_allowed';
@@ -2075,7 +2047,7 @@ $fn$;
 -- call began (its own statement, READ COMMITTED): a bound the caller took before the call (its
 -- arguments are evaluated first) vouches for every row below it. The one place that checks the
 -- table and the column for the readers below. NULL `below` (a watermark not yet known): no rows.
-CREATE FUNCTION hlculid_read_below(table_row anyelement, after pg_catalog.hlculid,
+CREATE OR REPLACE FUNCTION hlculid_read_below(table_row anyelement, after pg_catalog.hlculid,
                                    below pg_catalog.hlculid, max_rows int4 DEFAULT 1000,
                                    id_column name DEFAULT 'id')
 RETURNS SETOF anyelement
@@ -2157,6 +2129,7 @@ DECLARE
     rel regclass;
     h pg_catalog.hlculid;
 BEGIN
+    PERFORM pg_catalog.hlculid_require_read_committed('hlculid_read');
     SELECT t.typrelid::regclass INTO rel FROM pg_catalog.pg_type t
     WHERE t.oid = pg_catalog.pg_typeof($1) AND t.typrelid <> 0;
     IF rel IS NOT NULL AND pg_catalog.hlculid_citus_table(rel) THEN
@@ -2171,7 +2144,7 @@ $fn$;
 -- The next rows after `after`, below the watermark of `publishers` (NULL: every row, and this
 -- server's own): the watermark in one statement, the read in the next. No rows while the
 -- watermark is NULL. Works on a standby, where the replicated rows vouch for the events.
-CREATE FUNCTION hlculid_read_watermark(table_row anyelement, after pg_catalog.hlculid,
+CREATE OR REPLACE FUNCTION hlculid_read_watermark(table_row anyelement, after pg_catalog.hlculid,
                                        publishers int4[] DEFAULT NULL, max_rows int4 DEFAULT 1000,
                                        id_column name DEFAULT 'id')
 RETURNS SETOF anyelement
@@ -2181,6 +2154,7 @@ AS $fn$
 DECLARE
     w pg_catalog.hlculid;
 BEGIN
+    PERFORM pg_catalog.hlculid_require_read_committed('hlculid_read_watermark');
     w := pg_catalog.hlculid_watermark($3);
     RETURN QUERY SELECT * FROM pg_catalog.hlculid_read_below($1, $2, w, $4, $5);
 END
@@ -2189,7 +2163,43 @@ $fn$;
 COMMENT ON FUNCTION hlculid_watermark(int4[]) IS 'smallest horizon of the publishers (NULL: all rows and this server''s own): below it the datastore has every event it will get from them; NULL while one has no row or a table is still synchronising';
 COMMENT ON FUNCTION hlculid_read_below(anyelement, hlculid, hlculid, int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below a bound taken before the call (a horizon, a watermark), read by index with a later snapshot';
 COMMENT ON FUNCTION hlculid_read(anyelement, hlculid, int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below the horizon: a cursor reader that never misses a row';
+COMMENT ON FUNCTION hlculid_require_read_committed(text) IS 'the one READ COMMITTED rule of the horizon, watermark and reader functions: 0A000 naming the caller in a REPEATABLE READ or SERIALIZABLE transaction; READ UNCOMMITTED is READ COMMITTED';
 COMMENT ON FUNCTION hlculid_read_watermark(anyelement, hlculid, int4[], int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below the watermark of the publishers: a reader of many publishers that never misses a row';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_horizons
+--   server::hlculid_horizon_holds_since
+
+-- What holds this server's horizon back, with what a DBA needs to end it (0.4.0; 0.6.0: `lag`
+-- and `since`). `lag` is how long the holder has held readers back: from when its transaction
+-- made its first id (hlculid_horizon_holds_since(), kept in the backend's slot and in the
+-- prepared transaction's hold), else from its PREPARE (a hold reloaded at a start keeps no time).
+-- 0.5.0 measured it from the time of `holds_at`, the clock's last value when the transaction
+-- began: on an idle server that is the last id made, seconds or hours before, and a transaction
+-- 0.5 s old showed a lag of that age. One source: the install script takes it through the
+-- module src/horizon/published.rs, the 0.5.0 -> 0.6.0 update includes it (CREATE OR REPLACE
+-- keeps the view's OID, grants and comment; `since` is a column added at the end).
+CREATE OR REPLACE VIEW hlculid.hlculid_horizon_holders AS
+SELECT h.pid,
+       a.xact_start,
+       a.state,
+       h.transaction AS prepared_xid,
+       p.gid,
+       h.holds_at,
+       pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) COALESCE(h.since, p.prepared) AS lag,
+       COALESCE(h.since, p.prepared) AS since
+FROM pg_catalog.hlculid_horizon_holds_since() h
+LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) h.pid
+LEFT JOIN pg_catalog.pg_prepared_xacts p
+       ON p.transaction::pg_catalog.text OPERATOR(pg_catalog.=) h.transaction::pg_catalog.text;
+
+COMMENT ON VIEW hlculid.hlculid_horizon_holders IS 'what holds this server''s horizon back: sessions and prepared transactions, since when (their first id), how long (lag)';
+COMMENT ON FUNCTION hlculid_horizon_holds_since() IS 'hlculid_horizon_holds() with since: when each holder''s transaction made its first id (NULL for a prepared transaction reloaded at a start)';
+-- As hlculid_horizon_holds() (horizon_grants.sql): other sessions' pids and xids, for pg_monitor.
+REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds_since() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION hlculid_horizon_holds_since() TO pg_monitor;
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -2597,6 +2607,8 @@ DECLARE
     h pg_catalog.hlculid;
     more int4;
 BEGIN
+    -- the readers' one READ COMMITTED rule (src/horizon/read_committed.rs), naming this reader
+    PERFORM pg_catalog.hlculid_require_read_committed('hlculid_consume');
     IF $1 IS NULL THEN
         RAISE EXCEPTION 'a consumer name cannot be NULL'
             USING ERRCODE = 'null_value_not_allowed';

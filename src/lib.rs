@@ -15,7 +15,9 @@
 //! | `types/` | `datum` | the `hlculid` type: its 16-byte datum |
 //! | | `io` | text and binary I/O, the casts between the same 16 bytes |
 //! | | `ops`, `ops_uuid` | comparisons, opclasses, aggregates; the cross-type ones with `uuid` |
-//! | | `window` | `<@` / `@>` time windows: estimator and planner support |
+//! | | `window` | `<@` / `@>` time windows: the functions and their SQL |
+//! | | `window::estimate` | the restriction estimator of `<@` |
+//! | | `window::support` | the planner support function: index conditions |
 //! | | `extract` | fields of an id, ids from fields and times |
 //! | | `timestamps` | timestamptz and an id's millisecond, both ways; 22008 for a time an id cannot hold |
 //! | | `record` | records of pass-by-value fields from hand-written functions (`hlculid_decode`) |
@@ -38,6 +40,7 @@
 //! | | `published` | the `hlculid.hlculid_horizons` table, `hlculid_advance_horizon`, `hlculid_publish_horizon` |
 //! | | `publisher` | the workers writing this server's row |
 //! | | `readers` | `hlculid_watermark` and the readers (`hlculid_read*`) |
+//! | | `read_committed` | the one READ COMMITTED rule of the horizon, watermark and readers (`hlculid_require_read_committed`) |
 //! | | `cluster` | readers on Citus: the cluster horizon |
 //! | | `wait` | waiting for rows on shared memory (`hlculid_wait`, `hlculid_consumer_wait`), woken as transactions that made ids end |
 //! | | `consumers` | named consumers: their tables, `hlculid_consume`, retries, dead letters, the view |

@@ -24,6 +24,7 @@ import pwd
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -112,15 +113,87 @@ def as_server(*cmd, env=None, check=True, **kw):
     full_env = dict(os.environ)
     full_env.update(env or {})
     prefix = ["runuser", "-u", "postgres", "--"] if AS_ROOT else []
-    return subprocess.run([*prefix, *cmd], env=full_env, check=check, capture_output=True, text=True, **kw)
+    kw.setdefault("text", True)
+    return subprocess.run([*prefix, *cmd], env=full_env, check=check, capture_output=True, **kw)
 
 
 def give_to_server(*paths):
     """Makes files the test wrote the servers' user's (as root: chown to postgres; otherwise they
-    are the invoking user's already)."""
+    are the invoking user's already). A link is not followed: the link itself changes owner."""
     if AS_ROOT:
+        pw = pwd.getpwnam("postgres")
         for p in paths:
-            shutil.chown(p, "postgres", "postgres")
+            os.chown(p, pw.pw_uid, pw.pw_gid, follow_symlinks=False)
+
+
+# As root, everything under a server's directory is the server's user's to change, so root never
+# writes, reads or follows a link there itself: it asks that user to (a link that user planted then
+# reaches only what that user could reach anyway). As any other user the two are the same user.
+def write_as_server(path, data, append=False, rename=False, mode=None):
+    """Writes (or appends) data (str or bytes) to a file in a directory of the servers' user, as
+    that user. rename: written aside and renamed over the file, so a reader never sees half of it;
+    mode: then chmod."""
+    path = str(path)
+    binary = isinstance(data, bytes)
+    if not AS_ROOT:
+        target = path + ".new" if rename else path
+        with open(target, ("a" if append else "w") + ("b" if binary else "")) as f:
+            f.write(data)
+        if mode is not None:
+            os.chmod(target, mode)
+        if rename:
+            os.replace(target, path)
+        return
+    target = '"$1.new"' if rename else '"$1"'
+    script = f'cat >{">" if append else ""}{target}'
+    if mode is not None:
+        script += f" && chmod {mode:o} {target}"
+    if rename:
+        script += f' && mv -f {target} "$1"'
+    as_server("sh", "-c", script, "sh", path, input=data, text=not binary)
+
+
+def read_as_server(path, binary=False):
+    """A file in a directory of the servers' user, read as that user (str, or bytes if binary)."""
+    if not AS_ROOT:
+        return Path(path).read_bytes() if binary else Path(path).read_text(errors="replace")
+    if binary:
+        return as_server("cat", "--", str(path), text=False).stdout
+    return as_server("cat", "--", str(path), errors="replace").stdout
+
+
+def check_root_dir(path):
+    """As root, refuses a directory root is to write in that another user could change: it must
+    be a directory (not a link), root's, writable by no one else. Scratch directories of root live
+    in such a directory, so no other user can put a link where root will write."""
+    if not AS_ROOT:
+        return
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != 0 or st.st_mode & 0o022:
+        raise RuntimeError(f"{path}: not a directory of root's that only root can write "
+                           f"(owner uid {st.st_uid}, mode {stat.filemode(st.st_mode)}): refusing to "
+                           "use it as root's scratch space; remove it or set HLCULID_RUN_ROOT")
+
+
+def make_root_dir(path):
+    """As root: path as a directory only root writes, made if missing (never through a link, never
+    one another user made; see check_root_dir); as any other user: made if missing."""
+    path = Path(path)
+    if not AS_ROOT:
+        path.mkdir(parents=True, exist_ok=True)
+        return
+    if not path.parent.exists():
+        make_root_dir(path.parent)
+    parent = os.stat(path.parent)
+    if parent.st_uid != 0 or (parent.st_mode & 0o022 and not parent.st_mode & stat.S_ISVTX):
+        # a directory others may write is safe only if sticky (/tmp): no one renames root's entry
+        raise RuntimeError(f"{path.parent}: another user could replace {path.name} in it: refusing "
+                           "to make root's scratch space there; set HLCULID_RUN_ROOT")
+    try:
+        os.mkdir(path, 0o755)
+    except FileExistsError:
+        pass
+    check_root_dir(path)
 
 
 class Cluster:
@@ -144,10 +217,11 @@ class Cluster:
         self.port = free_port()
         self.faketime_file = self.dir / "faketime"
         self.faketime = faketime
-        shutil.rmtree(self.dir, ignore_errors=True)
-        self.dir.mkdir(parents=True)
+        # made by root in a directory only root writes (make_root_dir), so it is the one handed over
+        make_root_dir(self.dir.parent)
+        shutil.rmtree(self.dir, ignore_errors=True)  # (rmtree does not follow links)
+        self.dir.mkdir(mode=0o700)
         give_to_server(self.dir)
-        os.chmod(self.dir, 0o700)
         if standby_of is None:
             as_server(f"{self.bin}/initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres",
                         "--no-sync", "-E", "UTF8", "--locale=C", *initdb_args)
@@ -160,18 +234,17 @@ class Cluster:
         if preload:
             lines.append("shared_preload_libraries = 'hlculid'")
         lines += list(conf)
-        with open(self.data / "postgresql.conf", "a") as f:
-            f.write("\n".join(lines) + "\n")
+        write_as_server(self.data / "postgresql.conf", "\n".join(lines) + "\n", append=True)
         if faketime:
             self.set_clock("+0")
-        (self.dir / "cluster.json").write_text(json.dumps({"major": self.major, "port": self.port}))
+        write_as_server(self.dir / "cluster.json", json.dumps({"major": self.major, "port": self.port}))
 
     @classmethod
     def attach(cls, directory):
         """The cluster in a directory made earlier (by another process)."""
         c = cls.__new__(cls)
         c.dir = Path(directory)
-        info = json.loads((c.dir / "cluster.json").read_text())
+        info = json.loads(read_as_server(c.dir / "cluster.json"))
         c.major, c.port = info["major"], info["port"]
         c.bin = bindir(c.major)
         c.data = c.dir / "data"
@@ -181,12 +254,9 @@ class Cluster:
     # -- clock -------------------------------------------------------------------------
     def set_clock(self, spec):
         """libfaketime spec: '+0', '-5' (seconds), or an absolute '2026-01-01 00:00:00' to freeze."""
-        # written aside and renamed: libfaketime re-reads the file at every clock call, and a
-        # reader between a truncation and the write would see the real time for a moment
-        tmp = self.faketime_file.with_name(self.faketime_file.name + ".new")
-        tmp.write_text(spec + "\n")
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, self.faketime_file)
+        # written aside and renamed (write_as_server): libfaketime re-reads the file at every clock
+        # call, and a reader between a truncation and the write would see the real time for a moment
+        write_as_server(self.faketime_file, spec + "\n", rename=True)
 
     def _env(self):
         if not self.faketime:
@@ -209,7 +279,7 @@ class Cluster:
                     check=False)
 
     def postmaster_pid(self):
-        return int((self.data / "postmaster.pid").read_text().split("\n")[0])
+        return int(read_as_server(self.data / "postmaster.pid").split("\n")[0])
 
     def kill9_all(self):
         """kill -9 of the postmaster and every process it started (a machine crash, as far as
@@ -235,10 +305,10 @@ class Cluster:
         while Path(f"/proc/{pm}").exists() and time.time() < deadline:
             time.sleep(0.05)
         if Path(f"/proc/{pm}").exists():
-            (self.data / "postmaster.pid").unlink()
+            as_server("rm", "--", str(self.data / "postmaster.pid"))
 
     def log(self):
-        return (self.dir / "server.log").read_text(errors="replace")
+        return read_as_server(self.dir / "server.log")
 
     def connect(self, user="postgres", autocommit=True, dbname="postgres"):
         conn = psycopg.connect(host=str(self.dir), port=self.port, user=user, dbname=dbname,

@@ -124,3 +124,52 @@ export class Mask {
 }
 /** SipHash-2-4 of message under a 16-byte key, as the reference code's 64-bit result. */
 export function siphash24(key: Uint8Array, message: Uint8Array): bigint;
+
+/** A client of the transaction a Consumer's handler runs in (a connected pg.Client). */
+export interface ConsumerClient {
+  query(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
+}
+
+export interface ConsumerOptions {
+  /** Rows a batch takes at most (default 1000). */
+  batchSize?: number;
+  /** Seconds one hlculid_consumer_wait sleeps at most before the loop checks in (default 30). */
+  waitTimeout?: number;
+  /** Seconds before a failed row comes again (default 10). */
+  retryDelay?: number;
+  /** For a consumer this creates: attempts before a row becomes a dead letter (the server's default, 5). */
+  maxAttempts?: number;
+  /** For a consumer this creates: start after this id. */
+  startAfter?: IdText;
+  /** For a consumer this creates: start at this time (new Date() = from now). */
+  startAt?: Date | string;
+  /** For a consumer this creates: the table's id column (default 'id'). */
+  idColumn?: string;
+  /** Called for each row that failed alone: scheduled is false when it became a dead letter. */
+  onError?: (row: any, error: unknown, scheduled: boolean) => void;
+  /** The pg Client class (default require('pg').Client). */
+  Client?: new (config: any) => any;
+}
+
+/** A named consumer of an hlculid table: the server keeps its position. */
+export class Consumer {
+  /** connection: a connection string or a pg.Client config; table: its name, schema-qualified if needed. */
+  constructor(connection: string | object, table: string, name: string, options?: ConsumerOptions);
+  readonly name: string;
+  readonly table: string;
+  /** Seconds behind: 0 after a batch that took every readable row, else the age of the last row taken (null before the first batch). */
+  readonly lag: number | null;
+  /** Rows handled, scheduled for a retry, and made dead letters by this object. */
+  readonly consumed: number;
+  readonly retried: number;
+  readonly deadLettered: number;
+  /** Waits and handles batches until stop(); the handler runs inside each batch's transaction. */
+  run(handler: (rows: any[], client: ConsumerClient) => unknown | Promise<unknown>, options?: { signals?: boolean }): Promise<void>;
+  /** One batch without waiting: how many rows it took. */
+  runOnce(handler: (rows: any[], client: ConsumerClient) => unknown | Promise<unknown>): Promise<number>;
+  /** true as soon as the consumer has rows to take, false after timeout seconds. */
+  wait(timeout?: number): Promise<boolean>;
+  /** Ends run() after the batch in hand; a wait in progress is cancelled. */
+  stop(): void;
+  close(): Promise<void>;
+}

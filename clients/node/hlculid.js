@@ -617,3 +617,203 @@ class Mask {
 }
 module.exports.Mask = Mask;
 module.exports.siphash24 = siphash24;
+
+// A named consumer of an hlculid table (node-postgres): the server keeps its position; run()
+// waits for rows (hlculid_consumer_wait sleeps until a commit makes some readable), takes the next
+// batch (hlculid_consume) and calls the handler inside the same transaction, so what the handler
+// writes with the client it is given happens exactly once with the move of the position. A
+// handler that throws: the batch rolls back (its rows come again) and the same rows are handled
+// one by one under savepoints; a row that still fails is scheduled for a retry with
+// hlculid_consume_retry (past the consumer's max_attempts: a dead letter) and the consumer moves on.
+class Consumer {
+  #client = null;
+  #rowType = '';
+  #state = 'idle';
+  #stopping = false;
+  #cancelled = false;
+  constructor(connection, table, name, options = {}) {
+    const o = { batchSize: 1000, waitTimeout: 30, retryDelay: 10, idColumn: 'id', ...options };
+    if (!Number.isInteger(o.batchSize) || o.batchSize < 1) throw new RangeError('batchSize must be an integer of at least 1');
+    this.connection = connection;
+    this.table = table;
+    this.name = name;
+    this.options = o;
+    // seconds behind: 0 after a batch that took every readable row (or a wait that timed out),
+    // else the age of the last row taken (the time in its id); null before the first batch
+    this.lag = null;
+    this.consumed = 0;
+    this.retried = 0;
+    this.deadLettered = 0;
+  }
+
+  // Ends run() after the batch in hand (which commits); a wait in progress is cancelled.
+  stop() {
+    this.#stopping = true;
+    if (this.#state === 'waiting' && this.#client) {
+      this.#cancelled = true;
+      const pid = this.#client.processID;
+      const c = this.#newClient();
+      c.connect().then(() => c.query('SELECT pg_catalog.pg_cancel_backend($1)', [pid]))
+        .catch(() => {}).finally(() => c.end().catch(() => {}));
+    }
+  }
+
+  // Handles batches until stop(). signals: SIGTERM and SIGINT call stop() while it runs.
+  async run(handler, { signals = false } = {}) {
+    const onSignal = () => this.stop();
+    if (signals) { process.on('SIGTERM', onSignal); process.on('SIGINT', onSignal); }
+    try {
+      await this.#open();
+      let full = true;
+      while (!this.#stopping) {
+        if (!full && !(await this.#wait())) continue;
+        if (this.#stopping) break;
+        full = (await this.#batch(handler)) >= this.options.batchSize;
+      }
+    } finally {
+      if (signals) { process.off('SIGTERM', onSignal); process.off('SIGINT', onSignal); }
+      await this.close();
+      this.#stopping = false; // run() may be called again
+      this.#cancelled = false;
+    }
+  }
+
+  // One batch, no wait: how many rows it took (0 when none was readable).
+  async runOnce(handler) {
+    await this.#open();
+    return this.#batch(handler);
+  }
+
+  // true as soon as the consumer has rows to take, false at the timeout (seconds).
+  async wait(timeout = this.options.waitTimeout) {
+    await this.#open();
+    const r = await this.#client.query("SELECT pg_catalog.hlculid_consumer_wait($1, $2 * interval '1 second') AS ok",
+      [this.name, timeout]);
+    return r.rows[0].ok;
+  }
+
+  async close() {
+    const c = this.#client;
+    this.#client = null;
+    this.#state = 'idle';
+    if (c) await c.end();
+  }
+
+  #newClient() {
+    const Client = this.options.Client || require('pg').Client;
+    return new Client(typeof this.connection === 'string' ? { connectionString: this.connection } : this.connection);
+  }
+
+  async #open() {
+    if (this.#client) return;
+    const c = this.#newClient();
+    await c.connect();
+    try {
+      // regclass's text is the name quoted as needed, so it is safe to splice as a type
+      this.#rowType = (await c.query('SELECT $1::regclass::text AS t', [this.table])).rows[0].t;
+      const named = [['startAfter', 'start_after', 'hlculid'], ['startAt', 'start_at', 'timestamptz'],
+        ['maxAttempts', 'max_attempts', 'int4']].filter(([k]) => this.options[k] != null);
+      const params = [this.name, this.table, this.options.idColumn, ...named.map(([k]) => this.options[k])];
+      const sql = 'SELECT pg_catalog.hlculid_consumer_create($1, $2::regclass, id_column => $3' +
+        named.map(([, arg, type], i) => `, ${arg} => $${i + 4}::${type}`).join('') + ')';
+      try {
+        await c.query(sql, params);
+      } catch (e) {
+        if (e.code !== '42710') throw e; // it exists: its position and options stay
+      }
+    } catch (e) {
+      await c.end();
+      throw e;
+    }
+    this.#client = c;
+  }
+
+  async #wait() {
+    if (this.#stopping) return false;
+    this.#state = 'waiting';
+    let got;
+    try {
+      got = await this.wait();
+    } catch (e) {
+      if (!(this.#cancelled && e.code === '57014')) throw e;
+      got = false;
+    } finally {
+      this.#state = 'busy';
+    }
+    if (!got) this.lag = 0; // nothing was readable
+    return got;
+  }
+
+  async #consume() {
+    const r = await this.#client.query(`SELECT * FROM pg_catalog.hlculid_consume($1, NULL::${this.#rowType}, $2)`,
+      [this.name, this.options.batchSize]);
+    return r.rows;
+  }
+
+  async #batch(handler) {
+    const c = this.#client;
+    let rows;
+    let failed = false;
+    await c.query('BEGIN');
+    try {
+      rows = await this.#consume();
+      if (rows.length) {
+        try {
+          await handler(rows, c);
+        } catch (e) {
+          failed = true;
+          throw e;
+        }
+      }
+      await c.query('COMMIT');
+      this.consumed += rows.length;
+    } catch (e) {
+      await c.query('ROLLBACK');
+      if (!failed) throw e;
+      rows = await this.#oneByOne(handler);
+    }
+    this.#noteLag(rows);
+    return rows.length;
+  }
+
+  async #oneByOne(handler) {
+    const c = this.#client;
+    let retried = 0;
+    let dead = 0;
+    await c.query('BEGIN');
+    try {
+      const rows = await this.#consume();
+      for (const row of rows) {
+        await c.query('SAVEPOINT hlculid_row');
+        try {
+          await handler([row], c);
+          await c.query('RELEASE SAVEPOINT hlculid_row');
+        } catch (e) {
+          await c.query('ROLLBACK TO SAVEPOINT hlculid_row');
+          const r = await c.query("SELECT pg_catalog.hlculid_consume_retry($1, $2::hlculid, $3 * interval '1 second', $4) AS s",
+            [this.name, row[this.options.idColumn], this.options.retryDelay, `${e && e.name}: ${e && e.message}`]);
+          if (r.rows[0].s) retried++; else dead++;
+          if (this.options.onError) this.options.onError(row, e, r.rows[0].s);
+        }
+      }
+      await c.query('COMMIT');
+      this.consumed += rows.length - retried - dead;
+      this.retried += retried;
+      this.deadLettered += dead;
+      return rows;
+    } catch (e) {
+      await c.query('ROLLBACK');
+      throw e;
+    }
+  }
+
+  #noteLag(rows) {
+    if (rows.length < this.options.batchSize) {
+      this.lag = 0;
+    } else {
+      const ms = parseInt(canonical(String(rows[rows.length - 1][this.options.idColumn])).slice(0, 12), 16);
+      this.lag = Math.max(0, (Date.now() - ms) / 1000);
+    }
+  }
+}
+module.exports.Consumer = Consumer;

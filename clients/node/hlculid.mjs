@@ -4,6 +4,6 @@ import hl from './hlculid.js';
 export const {
   format, canonical, minOf, maxOf, register, Generator, HlculidError, DEFAULT_MAX_SKEW_MS,
   parseBigint, bigintFromFields, bigintFields, bigintMinOf, bigintMaxOf, bigintToHlculid, hlculidToBigint,
-  toUuidv7, fromUuidv7, Mask, siphash24,
+  toUuidv7, fromUuidv7, Mask, siphash24, Consumer,
 } = hl;
 export default hl;

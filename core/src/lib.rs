@@ -14,6 +14,8 @@
 //! - Feature `serde`: [`Id`] as the canonical string (JSON) or 16 bytes (binary formats).
 //! - Feature `postgres`: [`Id`] as a `tokio-postgres`/`postgres` parameter and column, binary,
 //!   for `hlculid` and `uuid` columns.
+//! - Feature `consumer`: [`consumer::Consumer`], a named consumer of an hlculid table with
+//!   tokio-postgres (the wait/consume loop, retries and dead letters, stop, lag).
 //! - Feature `sqlx`: [`Id`] as a sqlx PostgreSQL parameter, column and `FromRow` field
 //!   (`hlculid`, `uuid`, `hlculid[]`), [`BigId`] as `bigint`.
 //! - Feature `diesel`: the SQL type `diesel::Hlculid` for `table!`, [`Id`] as a model field
@@ -34,6 +36,8 @@ pub mod binary;
 pub mod clock;
 #[cfg(any(feature = "postgres", feature = "sqlx", feature = "diesel"))]
 mod column;
+#[cfg(feature = "consumer")]
+pub mod consumer;
 #[cfg(feature = "diesel")]
 pub mod diesel;
 pub mod facade;

@@ -3,10 +3,11 @@
 -- distributed transaction that may still show an id below it has ended. Citus' functions are
 -- called at run time only (they are in pg_catalog when Citus is installed); without Citus the
 -- cluster horizon is an error and hlculid_citus_table() is false. One source for the install
--- script (through src/horizon/cluster.rs) and the 0.4.0 -> 0.5.0 upgrade script.
+-- script (through src/horizon/cluster.rs) and the upgrade scripts from 0.4.0 and 0.5.0 (hence
+-- CREATE OR REPLACE, since 0.6.0).
 
 -- Whether Citus manages the table (distributed, reference or Citus local).
-CREATE FUNCTION hlculid_citus_table(tbl regclass)
+CREATE OR REPLACE FUNCTION hlculid_citus_table(tbl regclass)
 RETURNS bool
 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -25,7 +26,7 @@ $fn$;
 -- What may still show an id on some node: the distributed transactions running on any node
 -- (Citus keeps a transaction's id until every node answered its COMMIT PREPARED) and the Citus
 -- prepared transactions left on any node (a COMMIT PREPARED that failed, until recovery).
-CREATE FUNCTION hlculid_cluster_pending()
+CREATE OR REPLACE FUNCTION hlculid_cluster_pending()
 RETURNS text[]
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -86,7 +87,7 @@ $fn$;
 -- the wall clock, as for hlculid_publish_horizon), returned once every distributed transaction
 -- that was running or prepared when they were read has ended; NULL if that takes longer than
 -- max_wait (a reader then reads nothing new, and asks again).
-CREATE FUNCTION hlculid_cluster_horizon(max_wait interval DEFAULT '10 s')
+CREATE OR REPLACE FUNCTION hlculid_cluster_horizon(max_wait interval DEFAULT '10 s')
 RETURNS pg_catalog.hlculid
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -100,12 +101,8 @@ DECLARE
     pending text[];
     deadline timestamptz;
 BEGIN
-    IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'hlculid_cluster_horizon() cannot be used in a REPEATABLE READ or SERIALIZABLE transaction'
-            USING ERRCODE = 'feature_not_supported',
-                  DETAIL = 'Its snapshot was taken before the horizon: a transaction that commits in between holds ids below the horizon that the snapshot cannot see.',
-                  HINT = 'Take the horizon before BEGIN, in its own statement, and read below it in the transaction.';
-    END IF;
+    -- the one READ COMMITTED rule (0.6.0: READ UNCOMMITTED passes, as PostgreSQL runs it)
+    PERFORM pg_catalog.hlculid_require_read_committed('hlculid_cluster_horizon');
     IF pg_catalog.to_regprocedure('pg_catalog.run_command_on_all_nodes(text,boolean,boolean)') IS NULL THEN
         RAISE EXCEPTION 'hlculid_cluster_horizon() needs Citus'
             USING ERRCODE = 'object_not_in_prerequisite_state',

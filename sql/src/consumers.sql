@@ -244,6 +244,8 @@ DECLARE
     h pg_catalog.hlculid;
     more int4;
 BEGIN
+    -- the readers' one READ COMMITTED rule (src/horizon/read_committed.rs), naming this reader
+    PERFORM pg_catalog.hlculid_require_read_committed('hlculid_consume');
     IF $1 IS NULL THEN
         RAISE EXCEPTION 'a consumer name cannot be NULL'
             USING ERRCODE = 'null_value_not_allowed';

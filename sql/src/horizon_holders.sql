@@ -4,9 +4,9 @@
 -- prepared transaction's hold), else from its PREPARE (a hold reloaded at a start keeps no time).
 -- 0.5.0 measured it from the time of `holds_at`, the clock's last value when the transaction
 -- began: on an idle server that is the last id made, seconds or hours before, and a transaction
--- 0.5 s old showed a lag of that age. One source: the install script takes it through
--- src/horizons.rs, the 0.5.0 -> 0.6.0 update includes it (CREATE OR REPLACE keeps the view's OID,
--- grants and comment; `since` is a column added at the end).
+-- 0.5 s old showed a lag of that age. One source: the install script takes it through the
+-- module src/horizon/published.rs, the 0.5.0 -> 0.6.0 update includes it (CREATE OR REPLACE
+-- keeps the view's OID, grants and comment; `since` is a column added at the end).
 CREATE OR REPLACE VIEW hlculid.hlculid_horizon_holders AS
 SELECT h.pid,
        a.xact_start,

@@ -1,6 +1,6 @@
 -- `tstzrange @> id` (0.5.0): the commutator of `id <@ tstzrange`, so a window can be written
--- either way round; the same estimator and the same index conditions (src/types/window.rs). One source:
--- the install script takes it through src/types/window.rs, the 0.4.0 -> 0.5.0 upgrade script includes it.
+-- either way round; the same estimator and the same index conditions (src/types/window/mod.rs). One source:
+-- the install script takes it through src/types/window/mod.rs, the 0.4.0 -> 0.5.0 upgrade script includes it.
 CREATE FUNCTION hlculid_range_contains(range tstzrange, id pg_catalog.hlculid) RETURNS boolean
     IMMUTABLE STRICT PARALLEL SAFE LEAKPROOF
     SUPPORT pg_catalog.hlculid_in_range_support

@@ -1,14 +1,15 @@
--- The readers (0.4.0; as CREATE OR REPLACE since 0.5.0, so that the install script, through
--- src/horizon/readers.rs after horizons.sql, and the 0.4.0 -> 0.5.0 upgrade script, which keeps OIDs and
--- grants, share one text): the watermark across publishers, and the helpers that take a bound in
--- one statement and read below it in the next. Objects outside the extension are
+-- The readers (0.4.0; all CREATE OR REPLACE since 0.6.0, so that the install script, through the
+-- module src/horizon/readers.rs after horizons.sql, and the upgrade scripts from 0.4.0 and 0.5.0,
+-- which keep OIDs and grants, share one text): the watermark across publishers, and the helpers
+-- that take a bound in one statement and read below it in the next. Objects outside the extension are
 -- schema-qualified; the extension's own through pg_catalog.
 
 -- The smallest horizon of the publishers named (NULL: every row, and this server's own live
 -- horizon when it makes ids, its idle clock caught up since 0.5.0). NULL, never a value too
 -- high, while a named publisher has no row or a subscription of this database has a table not
 -- yet synchronised. An error under REPEATABLE READ (0.5.0): the transaction's snapshot predates
--- the rows and the live horizon it reads, as for hlculid_horizon().
+-- the rows and the live horizon it reads, as for hlculid_horizon() (one check since 0.6.0, in
+-- the module src/horizon/read_committed.rs).
 CREATE OR REPLACE FUNCTION hlculid_watermark(publishers int4[] DEFAULT NULL)
 RETURNS pg_catalog.hlculid
 LANGUAGE plpgsql VOLATILE
@@ -28,12 +29,8 @@ BEGIN
                   DETAIL = pg_catalog.format('The array given has %s dimensions.', pg_catalog.array_ndims($1)),
                   HINT = 'Pass the publisher ids as a list: ARRAY[1, 2, 3].';
     END IF;
-    IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
-        RAISE EXCEPTION 'hlculid_watermark() cannot be used in a REPEATABLE READ or SERIALIZABLE transaction'
-            USING ERRCODE = 'feature_not_supported',
-                  DETAIL = 'Its snapshot was taken before the watermark: events that arrive in between are below the watermark but not in the snapshot.',
-                  HINT = 'Take the watermark before BEGIN, in its own statement, and read below it in the transaction; or call hlculid_read_watermark().';
-    END IF;
+    -- the one READ COMMITTED rule (0.6.0: READ UNCOMMITTED passes, as PostgreSQL runs it)
+    PERFORM pg_catalog.hlculid_require_read_committed('hlculid_watermark');
     IF $1 IS NOT NULL AND (array_position($1, NULL) IS NOT NULL) THEN
         RAISE EXCEPTION 'hlculid_watermark cannot take a NULL publisher id'
             USING ERRCODE = 'null_value_not_allowed';
@@ -83,7 +80,7 @@ $fn$;
 -- call began (its own statement, READ COMMITTED): a bound the caller took before the call (its
 -- arguments are evaluated first) vouches for every row below it. The one place that checks the
 -- table and the column for the readers below. NULL `below` (a watermark not yet known): no rows.
-CREATE FUNCTION hlculid_read_below(table_row anyelement, after pg_catalog.hlculid,
+CREATE OR REPLACE FUNCTION hlculid_read_below(table_row anyelement, after pg_catalog.hlculid,
                                    below pg_catalog.hlculid, max_rows int4 DEFAULT 1000,
                                    id_column name DEFAULT 'id')
 RETURNS SETOF anyelement
@@ -165,6 +162,7 @@ DECLARE
     rel regclass;
     h pg_catalog.hlculid;
 BEGIN
+    PERFORM pg_catalog.hlculid_require_read_committed('hlculid_read');
     SELECT t.typrelid::regclass INTO rel FROM pg_catalog.pg_type t
     WHERE t.oid = pg_catalog.pg_typeof($1) AND t.typrelid <> 0;
     IF rel IS NOT NULL AND pg_catalog.hlculid_citus_table(rel) THEN
@@ -179,7 +177,7 @@ $fn$;
 -- The next rows after `after`, below the watermark of `publishers` (NULL: every row, and this
 -- server's own): the watermark in one statement, the read in the next. No rows while the
 -- watermark is NULL. Works on a standby, where the replicated rows vouch for the events.
-CREATE FUNCTION hlculid_read_watermark(table_row anyelement, after pg_catalog.hlculid,
+CREATE OR REPLACE FUNCTION hlculid_read_watermark(table_row anyelement, after pg_catalog.hlculid,
                                        publishers int4[] DEFAULT NULL, max_rows int4 DEFAULT 1000,
                                        id_column name DEFAULT 'id')
 RETURNS SETOF anyelement
@@ -189,6 +187,7 @@ AS $fn$
 DECLARE
     w pg_catalog.hlculid;
 BEGIN
+    PERFORM pg_catalog.hlculid_require_read_committed('hlculid_read_watermark');
     w := pg_catalog.hlculid_watermark($3);
     RETURN QUERY SELECT * FROM pg_catalog.hlculid_read_below($1, $2, w, $4, $5);
 END
@@ -197,4 +196,5 @@ $fn$;
 COMMENT ON FUNCTION hlculid_watermark(int4[]) IS 'smallest horizon of the publishers (NULL: all rows and this server''s own): below it the datastore has every event it will get from them; NULL while one has no row or a table is still synchronising';
 COMMENT ON FUNCTION hlculid_read_below(anyelement, hlculid, hlculid, int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below a bound taken before the call (a horizon, a watermark), read by index with a later snapshot';
 COMMENT ON FUNCTION hlculid_read(anyelement, hlculid, int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below the horizon: a cursor reader that never misses a row';
+COMMENT ON FUNCTION hlculid_require_read_committed(text) IS 'the one READ COMMITTED rule of the horizon, watermark and reader functions: 0A000 naming the caller in a REPEATABLE READ or SERIALIZABLE transaction; READ UNCOMMITTED is READ COMMITTED';
 COMMENT ON FUNCTION hlculid_read_watermark(anyelement, hlculid, int4[], int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below the watermark of the publishers: a reader of many publishers that never misses a row';

@@ -139,7 +139,7 @@ pub const CONDITIONS: &[ConditionInfo] = &[
     info(Condition::HorizonOnStandby, "55000", "object_not_in_prerequisite_state",
         "`hlculid_horizon()`, `hlculid_horizon_bigint()`, `hlculid_read()` during recovery (a standby): read below `hlculid_watermark()` there"),
     info(Condition::HorizonInSnapshotTransaction, "0A000", "feature_not_supported",
-        "`hlculid_horizon()`, `hlculid_horizon_bigint()`, `hlculid_read()` in a REPEATABLE READ or SERIALIZABLE transaction: take the horizon before `BEGIN`; `hlculid_horizon_catch_up()`, `hlculid_publish_horizon()`, `hlculid_watermark()` and `hlculid_read_watermark()` too"),
+        "`hlculid_horizon()`, `hlculid_horizon_bigint()`, `hlculid_horizon_catch_up()`, `hlculid_watermark()`, `hlculid_cluster_horizon()` and the readers `hlculid_read()` and `hlculid_read_watermark()` (and `hlculid_publish_horizon()`, through the catch-up) in a REPEATABLE READ or SERIALIZABLE transaction: take the horizon or watermark before `BEGIN`. One check for all, `hlculid_require_read_committed`, naming the function called; READ UNCOMMITTED passes, as PostgreSQL runs it as READ COMMITTED"),
     info(Condition::MaskKeyMissing, "55000", "object_not_in_prerequisite_state",
         "`hlculid_mask`, `hlculid_unmask` and the other mask functions on a server without a readable key: `hlculid.mask_key_file` not set, the file missing, unreadable, empty or readable by every user of the machine"),
     info(Condition::MaskKeyInvalid, "22023", "invalid_parameter_value",

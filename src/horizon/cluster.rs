@@ -11,5 +11,6 @@ extension_sql_file!(
         "hlculid_opclasses",
         server::hlculid_horizon_catch_up,
         introspect::hlculid_clock,
+        read_committed::hlculid_require_read_committed,
     ],
 );

@@ -5,6 +5,7 @@ pub mod consumers;
 pub mod prepared;
 pub mod published;
 pub mod publisher;
+pub mod read_committed;
 pub mod readers;
 pub mod server;
 pub mod slots;

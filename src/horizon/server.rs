@@ -10,6 +10,7 @@
 use crate::base::errors::{Condition, UserError};
 use crate::clock::shared;
 use crate::horizon::prepared;
+use crate::horizon::read_committed;
 use crate::horizon::slots;
 use crate::types::datum::Hlculid;
 use hlculid_core::{BigId, Id};
@@ -42,9 +43,10 @@ fn not_available() -> ! {
     .raise()
 }
 
-/// The checks of a reader's call: a primary (ids are made there), READ COMMITTED (the read that
-/// follows takes its own snapshot).
-fn check_reader() {
+/// The checks of a call that takes the horizon: a primary (ids are made there), and the one READ
+/// COMMITTED rule (src/horizon/read_committed.rs: the read that follows takes its own snapshot),
+/// naming `caller`.
+fn check_reader(caller: &str) {
     // SAFETY: plain reads of the backend's state.
     if unsafe { pg_sys::RecoveryInProgress() } {
         UserError::new(
@@ -55,16 +57,7 @@ fn check_reader() {
         .hint("On a standby, read below hlculid_watermark(): the hlculid.hlculid_horizons rows replicated from the primary vouch for the events below them.")
         .raise();
     }
-    // SAFETY: XactIsoLevel is the backend's setting, read on its thread.
-    if unsafe { pg_sys::XactIsoLevel } >= pg_sys::XACT_REPEATABLE_READ as i32 {
-        UserError::new(
-            Condition::HorizonInSnapshotTransaction,
-            "hlculid_horizon() cannot be used in a REPEATABLE READ or SERIALIZABLE transaction",
-        )
-        .detail("Its snapshot was taken before the horizon: a transaction that commits in between holds ids below the horizon that the snapshot cannot see.")
-        .hint("Take the horizon before BEGIN, in its own statement, and read below it in the transaction.")
-        .raise();
-    }
+    read_committed::require(Some(caller));
 }
 
 fn as_id(h: u64) -> Hlculid {
@@ -74,14 +67,14 @@ fn as_id(h: u64) -> Hlculid {
 /// SQL `hlculid_horizon()`.
 #[pg_extern(volatile, parallel_restricted)]
 fn hlculid_horizon() -> Hlculid {
-    check_reader();
+    check_reader("hlculid_horizon");
     as_id(compute())
 }
 
 /// SQL `hlculid_horizon_bigint()`: the horizon for bigint ids (the same clock).
 #[pg_extern(volatile, parallel_restricted)]
 fn hlculid_horizon_bigint() -> i64 {
-    check_reader();
+    check_reader("hlculid_horizon_bigint");
     BigId::horizon_bound(compute())
         .map(BigId::to_i64)
         .unwrap_or_else(|| {
@@ -98,7 +91,7 @@ fn hlculid_horizon_bigint() -> i64 {
 /// horizon a caller may read below.
 #[pg_extern(volatile, parallel_restricted)]
 fn hlculid_horizon_catch_up() -> Hlculid {
-    check_reader();
+    check_reader("hlculid_horizon_catch_up");
     // The value taken is never an id: no transaction holds it, and a horizon above it is true.
     crate::clock::durable::tick_unused();
     as_id(compute())

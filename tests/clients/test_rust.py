@@ -1,5 +1,5 @@
 """The Rust crate's server-backed tests against this server: tokio-postgres (core/tests/postgres.rs),
-sqlx (core/tests/sqlx.rs) and diesel (core/tests/diesel.rs). Each run must pass every test its file
+sqlx (core/tests/sqlx.rs), diesel (core/tests/diesel.rs) and the consumer (core/tests/consumer.rs). Each run must pass every test its file
 marks `#[ignore]` (the ones that need a server), by name: a test added or lost shows here."""
 
 import os
@@ -29,7 +29,11 @@ def cargo_test(dsn, features, test):
 
 
 def test_rust_crate_with_tokio_postgres(dsn):
-    cargo_test(dsn, "postgres serde", "postgres")
+    cargo_test(dsn, "postgres serde consumer", "postgres")  # the consumer's features: one build of the crate for both
+
+
+def test_rust_crate_consumer(dsn):
+    cargo_test(dsn, "postgres serde consumer", "consumer")
 
 
 def test_rust_crate_with_sqlx(dsn):

@@ -1,6 +1,7 @@
 """pytest fixtures: servers made by tests/pgcluster.py, stopped and removed after each test."""
 
 import shutil
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from pgcluster import RUN_ROOT, Cluster, deselect_for_tier, register_tier_markers  # noqa: E402
+from pgcluster import RUN_ROOT, Cluster, deselect_for_tier, read_as_server, register_tier_markers  # noqa: E402
 
 
 def pytest_configure(config):
@@ -60,11 +61,13 @@ def keep_server_logs(request, clusters):
     dest = RUN_ROOT / "failed-servers"
     dest.mkdir(parents=True, exist_ok=True)
     for c in clusters:
-        log = c.dir / "server.log"
-        if log.exists():
-            kept = dest / f"{request.node.name[:80]}-{c.dir.name}.log"
-            shutil.copyfile(log, kept)
-            print(f"server log of {c.dir.name} kept: {kept}")
+        try:  # read as the server's user: root follows no link in the server's directory
+            text = read_as_server(c.dir / "server.log")
+        except (OSError, subprocess.CalledProcessError):
+            continue
+        kept = dest / f"{request.node.name[:80]}-{c.dir.name}.log"
+        kept.write_text(text)
+        print(f"server log of {c.dir.name} kept: {kept}")
 
 
 @pytest.fixture

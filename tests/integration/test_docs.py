@@ -25,7 +25,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from pgcluster import Cluster, as_server, give_to_server, pg_config
+from pgcluster import Cluster, as_server, pg_config, write_as_server
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md"] + sorted(p for p in (ROOT / "docs").glob("*.md"))
@@ -231,9 +231,7 @@ def server():
                               "hlculid.mask_key_file = 'docs_mask.keys'"])
     # the key of docs/masks.md's examples (the SipHash paper's test key)
     keys = c.data / "docs_mask.keys"
-    keys.write_text("000102030405060708090a0b0c0d0e0f\n")
-    give_to_server(keys)
-    keys.chmod(0o600)
+    write_as_server(keys, "000102030405060708090a0b0c0d0e0f\n", mode=0o600)
     c.start()
     yield c
     c.stop("immediate")
@@ -249,11 +247,9 @@ def run_page(c, page, db):
     script = "".join(f"\\echo {SEPARATOR.format(n)}\n{b.sql}" for n, b in enumerate(runnable))
     script += f"\\echo {SEPARATOR.format(len(runnable))}\n"
     work = c.dir / "docs"
-    work.mkdir(exist_ok=True)
-    give_to_server(work)
+    as_server("mkdir", "-p", "--", str(work))
     f = work / f"{db}.sql"
-    f.write_text(script)
-    give_to_server(f)
+    write_as_server(f, script)
     r = as_server("sh", "-c", f'"{c.bin}/psql" -X -q -h "{c.dir}" -p {c.port} -U postgres -d "{db}" '
                   f'< "{f}" 2>&1', check=False, timeout=600,
                   env={"PGOPTIONS": "-c statement_timeout=60s", "PGTZ": "UTC"})

@@ -33,7 +33,7 @@ import psycopg
 import pytest
 
 from lookalikes import arm_generated, is_superuser, plant, ran
-from pgcluster import give_to_server
+from pgcluster import write_as_server
 
 KEY = "2b7e151628aed2a6abf7158809cf4f3c"
 SAFE_PATHS = ("pg_catalog, pg_temp", "pg_catalog")
@@ -155,9 +155,7 @@ TABLE_CALLS = [
 
 def write_key(c):
     keys = c.data / "hlculid_mask.keys"
-    keys.write_text(KEY + "\n")
-    give_to_server(keys)
-    keys.chmod(0o600)
+    write_as_server(keys, KEY + "\n", mode=0o600)
 
 
 def make_tables(c):

@@ -9,32 +9,31 @@ import shutil
 import psycopg
 import pytest
 
-from pgcluster import give_to_server
+from pgcluster import as_server, read_as_server, write_as_server
 
 MARK = "hlculid.hwm"
 
 
+# each as the server's user, who owns the data directory (tests/pgcluster.py: root follows no link there)
 def truncate(path):
-    data = path.read_bytes()
-    path.write_bytes(data[: len(data) // 2])
+    data = read_as_server(path, binary=True)
+    write_as_server(path, data[: len(data) // 2])
 
 
 def garbage(path):
-    path.write_bytes(os.urandom(len(path.read_bytes())))
+    write_as_server(path, os.urandom(len(read_as_server(path, binary=True))))
 
 
 def wrong_size(path):
-    path.write_bytes(path.read_bytes() + b"0000\n")
+    write_as_server(path, read_as_server(path, binary=True) + b"0000\n")
 
 
 def directory(path):
-    path.unlink()
-    path.mkdir()
-    give_to_server(path)
+    as_server("sh", "-c", 'rm -- "$1" && mkdir -- "$1"', "sh", str(path))
 
 
 def unreadable(path):
-    os.chmod(path, 0)
+    as_server("chmod", "0", "--", str(path))
 
 
 DAMAGE = {"truncated": (truncate, "corrupt"), "garbage": (garbage, "corrupt"),

@@ -11,7 +11,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from pgcluster import give_to_server
+from pgcluster import read_as_server, write_as_server
 
 VECTORS = json.loads((Path(__file__).resolve().parents[1] / "data" / "mask_vectors.json").read_text())["cases"]
 KEY_A = "2b7e151628aed2a6abf7158809cf4f3c"
@@ -22,14 +22,12 @@ SECRETISH = "ab12cd34ef56ab12cd34ef56ab12cd3Z"  # 32 characters, the last not he
 def set_keys(c, key=None, old=None, mode=0o600):
     """The key file (current key first, then the old ones), named in postgresql.conf; reloads."""
     keys = c.data / "hlculid_mask.keys"
-    keys.write_text("# hlculid mask keys: the current one first\n"
-                    + "".join(f"{k}\n" for k in [key, *(old.split(",") if old else [])] if k))
-    give_to_server(keys)
-    keys.chmod(mode)
+    write_as_server(keys, "# hlculid mask keys: the current one first\n"
+                    + "".join(f"{k}\n" for k in [key, *(old.split(",") if old else [])] if k), mode=mode)
     conf = c.data / "postgresql.conf"
-    lines = [l for l in conf.read_text().splitlines() if not l.startswith("hlculid.mask_")]
+    lines = [l for l in read_as_server(conf).splitlines() if not l.startswith("hlculid.mask_")]
     lines.append("hlculid.mask_key_file = 'hlculid_mask.keys'")
-    conf.write_text("\n".join(lines) + "\n")
+    write_as_server(conf, "\n".join(lines) + "\n")
     c.sql("SELECT pg_reload_conf()")
     time.sleep(1.2)  # backends look at the key file again once a second
 
@@ -149,7 +147,7 @@ def test_no_key_a_bad_key_and_the_key_kept_secret(server):
     with c.connect() as conn:
         q = "SELECT hlculid_mask('017FC21C5E7A-0001-000A-AAA333333333')::text"
         before = conn.execute(q).fetchone()[0]
-        (c.data / "hlculid_mask.keys").write_text(KEY_B + "\n")
+        write_as_server(c.data / "hlculid_mask.keys", KEY_B + "\n")
         time.sleep(1.2)
         assert conn.execute(q).fetchone()[0] != before
     log = c.log()

@@ -11,7 +11,7 @@ import time
 import psycopg
 import pytest
 
-from pgcluster import as_server, give_to_server
+from pgcluster import as_server, write_as_server
 
 CONF = ("hlculid.publisher_id = 3", "max_prepared_transactions = 10")
 MIN_ID = "000000000000-0001-0000-000000000000"
@@ -142,8 +142,7 @@ def test_a_hold_whose_xid_is_an_epoch_old_is_ended_not_revived(make_cluster):
     c.stop()
     phantom = c.data / "pg_hlculid" / f"prepared.{xid - (1 << 32):016X}"
     check = 0x5A5A5A5A5A5A5A5A
-    phantom.write_text(f"hlculid-hwm 1 1 {1 ^ check}\n")  # holds at the minimum id
-    give_to_server(phantom)
+    write_as_server(phantom, f"hlculid-hwm 1 1 {1 ^ check}\n")  # holds at the minimum id
     c.start()
     c.wait_ready()
     assert horizon(c) == held != MIN_ID
@@ -164,12 +163,10 @@ def test_0_4_0s_floor_file_is_carried_over_once(make_cluster):
     floor_id = c.one("SELECT (hlculid_min(hlculid_ts(%s::hlculid) - interval '1 second'))::text", (held,))
     floor = int(floor_id.replace("-", "")[:16], 16)  # the clock value: the id's high 64 bits
     c.stop()
-    for f in (c.data / "pg_hlculid").iterdir():
-        f.unlink()
+    as_server("find", str(c.data / "pg_hlculid"), "-mindepth", "1", "-delete")
     check = 0x5A5A5A5A5A5A5A5A
     legacy = c.data / "hlculid.horizon"
-    legacy.write_text(f"hlculid-hwm 1 {floor} {floor ^ check}\n")
-    give_to_server(legacy)
+    write_as_server(legacy, f"hlculid-hwm 1 {floor} {floor ^ check}\n")
     c.start()
     c.wait_ready()
     assert horizon(c) == floor_id

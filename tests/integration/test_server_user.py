@@ -22,9 +22,10 @@ def test_the_server_and_its_files_belong_to_the_servers_user(make_cluster):
     assert AS_ROOT == (os.geteuid() == 0)
     assert SERVER_USER == ("postgres" if AS_ROOT else me)
     c = make_cluster("server-user", preload=False).start()
-    backend = c.one("SELECT pg_backend_pid()")
-    for pid in (c.postmaster_pid(), backend):
-        assert pwd.getpwuid(uid_of(pid)).pw_name == SERVER_USER, f"pid {pid}"
+    with c.connect() as conn:  # (open while looked at: a backend ends with its connection)
+        backend = conn.execute("SELECT pg_backend_pid()").fetchone()[0]
+        for pid in (c.postmaster_pid(), backend):
+            assert pwd.getpwuid(uid_of(pid)).pw_name == SERVER_USER, f"pid {pid}"
     for path in (c.dir, c.data, c.data / "PG_VERSION"):
         assert pwd.getpwuid(path.stat().st_uid).pw_name == SERVER_USER, path
     # the extension is usable by that server: its files were readable where it looked

@@ -24,7 +24,7 @@ import time
 import psycopg
 import pytest
 
-from pgcluster import RUN_ROOT, as_server
+from pgcluster import RUN_ROOT, as_server, read_as_server
 
 pytestmark = pytest.mark.full  # a soak with crashes and a failover: make test-full (tests/TIERS.md)
 
@@ -541,8 +541,10 @@ def test_complete_readers_lose_nothing_through_crashes_restarts_clock_steps_and_
         keep = RUN_ROOT / f"soak-failure-{time.strftime('%Y%m%d-%H%M%S')}"
         keep.mkdir(parents=True, exist_ok=True)
         for cl in servers:
-            if (cl.dir / "server.log").exists():
-                shutil.copy(cl.dir / "server.log", keep / f"{cl.dir.name}.log")
+            try:  # read as the server's user: root follows no link in the server's directory
+                (keep / f"{cl.dir.name}.log").write_text(read_as_server(cl.dir / "server.log"))
+            except (OSError, subprocess.CalledProcessError):
+                pass
         (keep / "run.json").write_text(json.dumps({
             "faults": faults, "ambiguous": book.ambiguous,
             "readers": {r.kind: {"seen": r.seen, "horizons": r.horizons} for r in readers}}, default=str))

@@ -3,7 +3,7 @@
 import { pgTable, integer } from 'drizzle-orm/pg-core';
 import {
   Generator, HlculidError, canonical, minOf, maxOf, format, register, parseBigint, bigintFields,
-  bigintToHlculid, hlculidToBigint, toUuidv7, fromUuidv7, DEFAULT_MAX_SKEW_MS, Mask, siphash24,
+  bigintToHlculid, hlculidToBigint, toUuidv7, fromUuidv7, DEFAULT_MAX_SKEW_MS, Mask, siphash24, Consumer,
 } from 'hlculid';
 import { hlculid, inRange } from 'hlculid/drizzle';
 
@@ -41,4 +41,11 @@ const oid: Promise<number> = register({ query: async () => ({ rows: [] }) }, {
   getTypeParser: () => (v: string) => v,
   setTypeParser: () => undefined,
 });
-console.log(texts, f, waits, window, oid, events.id.name, masked, value);
+const consumer = new Consumer('postgres://localhost/app', 'events', 'mailer', { batchSize: 100, retryDelay: 30,
+  onError: (row, error, scheduled: boolean) => console.log(row, error, scheduled) });
+const running: Promise<void> = consumer.run(async (rows, client) => {
+  for (const r of rows) await client.query('INSERT INTO outbox (event_id) VALUES ($1)', [r.id]);
+}, { signals: true });
+const lag: number | null = consumer.lag;
+consumer.stop();
+console.log(texts, f, waits, window, oid, events.id.name, masked, value, running, lag);

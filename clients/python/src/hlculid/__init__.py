@@ -22,11 +22,12 @@ from __future__ import annotations
 __version__ = "0.6.0"
 
 # The package's names, one module per concern: ids (Hlculid and the text forms), bigint (BigId),
-# errors, clock (Generator), adapters (psycopg 3, asyncpg), uuidv7, mask (Mask); hlculid.sqlalchemy
+# errors, clock (Generator), consumer (Consumer, psycopg 3), adapters (psycopg 3, asyncpg), uuidv7, mask (Mask); hlculid.sqlalchemy
 # and hlculid.django are imported by name, as they need their frameworks.
 from .adapters import register_asyncpg, register_psycopg, register_psycopg_bigint
 from .bigint import BIGINT_COUNTER_VALUES, BIGINT_MAX_MS, BIGINT_MAX_PUBLISHER, BigId, json_default
 from .clock import DEFAULT_MAX_SKEW_MS, MAX_MS, Generator
+from .consumer import Consumer
 from .errors import (BigintTimeOutOfRange, Exhausted, HlculidError, PublisherTooWideForBigint, RandomUuid,
                      TooFarAhead, WallClockOutOfRange)
 from .ids import Hlculid, IdText, as_hlculid
@@ -35,7 +36,7 @@ from .uuidv7 import from_uuidv7, to_uuidv7
 
 __all__ = [
     "BIGINT_COUNTER_VALUES", "BIGINT_MAX_MS", "BIGINT_MAX_PUBLISHER", "DEFAULT_MAX_SKEW_MS", "MAX_MS",
-    "BigId", "BigintTimeOutOfRange", "Exhausted", "Generator", "Hlculid", "HlculidError", "IdText",
+    "BigId", "BigintTimeOutOfRange", "Consumer", "Exhausted", "Generator", "Hlculid", "HlculidError", "IdText",
     "Mask", "PublisherTooWideForBigint", "RandomUuid", "TooFarAhead", "WallClockOutOfRange",
     "as_hlculid", "from_uuidv7", "json_default", "register_asyncpg", "register_psycopg",
     "register_psycopg_bigint", "to_uuidv7",
