@@ -402,23 +402,26 @@ AS 'MODULE_PATHNAME', 'hlculid_consumer_wait_wrapper';
 -- (hlculid_wait, hlculid_consumer_wait) are Rust: src/horizon/wait.rs.
 --
 -- Security: every function here is SECURITY INVOKER, so the consumed table is read with the
--- caller's privileges. The three tables are PUBLIC's to read and write, and a trigger of the
--- extension keeps each consumer's rows to its owner: the role that created it, its members and
--- superusers (42501 for anyone else). Disabling the trigger takes the table's owner (the
--- superuser who installed the extension) or session_replication_role, which only a superuser
--- may set. Every name is schema-qualified.
+-- caller's privileges. A consumer is keyed by (owner, consumer): names are per role, and every
+-- function finds `consumer` among the calling role's (current_user's) consumers only, superusers
+-- included. The three tables are PUBLIC's to read and write under row-level security: a role
+-- sees, locks and writes only the rows it owns (as pg_cron's cron.job). Superusers and the
+-- tables' owner bypass row-level security, so the functions filter by owner themselves too. A
+-- consumer's table, id column and owner are fixed at its creation (the guard trigger). Every
+-- name is schema-qualified.
 
 -- One row per consumer: the table it reads, its position (the last id it consumed; NULL: none
 -- yet, from the start of the table).
 CREATE TABLE hlculid.hlculid_consumer_positions (
-    consumer text PRIMARY KEY,
+    consumer text NOT NULL,
     relation regclass NOT NULL,
     id_column name NOT NULL,
     owner regrole NOT NULL,
     position pg_catalog.hlculid,
     max_attempts int4 NOT NULL CHECK (max_attempts OPERATOR(pg_catalog.>=) 1),
     created_at timestamptz NOT NULL,
-    updated_at timestamptz NOT NULL
+    updated_at timestamptz NOT NULL,
+    PRIMARY KEY (owner, consumer)
 );
 
 -- Rows whose handling failed, due again at due_at. `delivered_in`: the transaction that gave the
@@ -426,24 +429,28 @@ CREATE TABLE hlculid.hlculid_consumer_positions (
 -- succeeded), the consumer's next call in another transaction clears it (a rollback undoes the
 -- mark; hlculid_consume_retry in that transaction schedules it again, its count kept).
 CREATE TABLE hlculid.hlculid_consumer_retries (
-    consumer text NOT NULL REFERENCES hlculid.hlculid_consumer_positions ON DELETE CASCADE,
+    consumer text NOT NULL,
+    owner regrole NOT NULL,
     id pg_catalog.hlculid NOT NULL,
     attempts int4 NOT NULL,
     due_at timestamptz NOT NULL,
     last_error text,
     delivered_in xid8,
-    PRIMARY KEY (consumer, id)
+    PRIMARY KEY (owner, consumer, id),
+    FOREIGN KEY (owner, consumer) REFERENCES hlculid.hlculid_consumer_positions ON DELETE CASCADE
 );
 
 -- Rows that failed max_attempts times, parked until hlculid_dead_letter_requeue.
 CREATE TABLE hlculid.hlculid_dead_letters (
-    consumer text NOT NULL REFERENCES hlculid.hlculid_consumer_positions ON DELETE CASCADE,
+    consumer text NOT NULL,
+    owner regrole NOT NULL,
     relation regclass NOT NULL,
     id pg_catalog.hlculid NOT NULL,
     attempts int4 NOT NULL,
     last_error text,
     parked_at timestamptz NOT NULL,
-    PRIMARY KEY (consumer, id)
+    PRIMARY KEY (owner, consumer, id),
+    FOREIGN KEY (owner, consumer) REFERENCES hlculid.hlculid_consumer_positions ON DELETE CASCADE
 );
 
 -- Rows (not the tables) are the user's: pg_dump dumps them.
@@ -454,62 +461,49 @@ SELECT pg_catalog.pg_extension_config_dump('hlculid.hlculid_dead_letters', '');
 GRANT SELECT, INSERT, UPDATE, DELETE ON hlculid.hlculid_consumer_positions,
     hlculid.hlculid_consumer_retries, hlculid.hlculid_dead_letters TO PUBLIC;
 
--- A consumer's rows are its owner's: the trigger of the three tables.
+-- Each role's rows are its own: it neither reads (last_error), locks (FOR UPDATE) nor writes
+-- (a planted retry) another role's. pg_dump by a role that is not a superuser then needs
+-- --enable-row-security (docs/reading-events.md).
+ALTER TABLE hlculid.hlculid_consumer_positions ENABLE ROW LEVEL SECURITY;
+ALTER TABLE hlculid.hlculid_consumer_retries ENABLE ROW LEVEL SECURITY;
+ALTER TABLE hlculid.hlculid_dead_letters ENABLE ROW LEVEL SECURITY;
+CREATE POLICY hlculid_consumer_owner ON hlculid.hlculid_consumer_positions
+    USING (owner OPERATOR(pg_catalog.=) pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)))
+    WITH CHECK (owner OPERATOR(pg_catalog.=) pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)));
+CREATE POLICY hlculid_consumer_owner ON hlculid.hlculid_consumer_retries
+    USING (owner OPERATOR(pg_catalog.=) pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)))
+    WITH CHECK (owner OPERATOR(pg_catalog.=) pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)));
+CREATE POLICY hlculid_consumer_owner ON hlculid.hlculid_dead_letters
+    USING (owner OPERATOR(pg_catalog.=) pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)))
+    WITH CHECK (owner OPERATOR(pg_catalog.=) pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)));
+
+-- A consumer's table, id column and owner are fixed at its creation: row-level security lets a
+-- role change them on its own rows, and a superuser bypasses it (hlculid_consumer_reset moves
+-- only the position).
 CREATE FUNCTION hlculid_consumer_guard()
 RETURNS trigger
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
-DECLARE
-    owner_role oid;
-    name_ text;
 BEGIN
-    IF TG_TABLE_NAME OPERATOR(pg_catalog.=) 'hlculid_consumer_positions'::pg_catalog.name THEN
-        IF TG_OP OPERATOR(pg_catalog.<>) 'INSERT'::pg_catalog.text THEN
-            owner_role := OLD.owner;
-            name_ := OLD.consumer;
-            IF NOT pg_catalog.pg_has_role(owner_role, 'MEMBER'::pg_catalog.text) THEN
-                RAISE EXCEPTION 'permission denied for consumer "%"', name_
-                    USING ERRCODE = 'insufficient_privilege',
-                          DETAIL = 'A consumer belongs to the role that created it.';
-            END IF;
-        END IF;
-        IF TG_OP OPERATOR(pg_catalog.<>) 'DELETE'::pg_catalog.text THEN
-            owner_role := NEW.owner;
-            name_ := NEW.consumer;
-            IF NOT pg_catalog.pg_has_role(owner_role, 'MEMBER'::pg_catalog.text) THEN
-                RAISE EXCEPTION 'permission denied for consumer "%"', name_
-                    USING ERRCODE = 'insufficient_privilege',
-                          DETAIL = 'A consumer belongs to the role that created it; it can be given to a role the caller is a member of.';
-            END IF;
-        END IF;
-    ELSE
-        FOREACH name_ IN ARRAY ARRAY[
-            CASE WHEN TG_OP OPERATOR(pg_catalog.<>) 'INSERT'::pg_catalog.text THEN OLD.consumer END,
-            CASE WHEN TG_OP OPERATOR(pg_catalog.<>) 'DELETE'::pg_catalog.text THEN NEW.consumer END]::pg_catalog.text[] LOOP
-            owner_role := NULL;
-            SELECT p.owner INTO owner_role FROM hlculid.hlculid_consumer_positions p
-            WHERE p.consumer OPERATOR(pg_catalog.=) name_;
-            IF owner_role IS NOT NULL AND NOT pg_catalog.pg_has_role(owner_role, 'MEMBER'::pg_catalog.text) THEN
-                RAISE EXCEPTION 'permission denied for consumer "%"', name_
-                    USING ERRCODE = 'insufficient_privilege',
-                          DETAIL = 'A consumer belongs to the role that created it.';
-            END IF;
-        END LOOP;
+    IF NEW.owner OPERATOR(pg_catalog.<>) OLD.owner THEN
+        RAISE EXCEPTION 'cannot give consumer "%" to another role', OLD.consumer
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'A consumer belongs to the role that created it.',
+                  HINT = 'Create a consumer as the other role.';
     END IF;
-    IF TG_OP OPERATOR(pg_catalog.=) 'DELETE'::pg_catalog.text THEN
-        RETURN OLD;
+    IF NEW.relation OPERATOR(pg_catalog.<>) OLD.relation OR NEW.id_column OPERATOR(pg_catalog.<>) OLD.id_column THEN
+        RAISE EXCEPTION 'cannot change the table or id column of consumer "%"', OLD.consumer
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'A consumer reads the table and id column it was created with.',
+                  HINT = 'Drop it and create it again, or create another consumer.';
     END IF;
     RETURN NEW;
 END
 $fn$;
 
-CREATE TRIGGER hlculid_consumer_guard BEFORE INSERT OR UPDATE OR DELETE
+CREATE TRIGGER hlculid_consumer_guard BEFORE UPDATE
     ON hlculid.hlculid_consumer_positions FOR EACH ROW EXECUTE FUNCTION pg_catalog.hlculid_consumer_guard();
-CREATE TRIGGER hlculid_consumer_guard BEFORE INSERT OR UPDATE OR DELETE
-    ON hlculid.hlculid_consumer_retries FOR EACH ROW EXECUTE FUNCTION pg_catalog.hlculid_consumer_guard();
-CREATE TRIGGER hlculid_consumer_guard BEFORE INSERT OR UPDATE OR DELETE
-    ON hlculid.hlculid_dead_letters FOR EACH ROW EXECUTE FUNCTION pg_catalog.hlculid_consumer_guard();
 
 -- Where a consumer of `tbl` starts: after `start_after`; at `start_at` (the rows of that
 -- millisecond on, or from the horizon when that is earlier: "from now" keeps the rows of
@@ -564,8 +558,9 @@ BEGIN
 END
 $fn$;
 
--- A consumer's row for a call: NULL name 22004, unknown 42704, another role's 42501; locked
--- (FOR UPDATE) when `lock_it`, so that the sessions of one consumer take turns.
+-- The calling role's consumer's row for a call: NULL name 22004, unknown 42704 (another role's
+-- consumer of that name is not the caller's); locked (FOR UPDATE) when `lock_it`, so that the
+-- sessions of one consumer take turns.
 CREATE FUNCTION hlculid_consumer_row(consumer text, lock_it bool)
 RETURNS hlculid.hlculid_consumer_positions
 LANGUAGE plpgsql VOLATILE
@@ -578,21 +573,17 @@ BEGIN
         RAISE EXCEPTION 'a consumer name cannot be NULL'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    SELECT * INTO c FROM hlculid.hlculid_consumer_positions p WHERE p.consumer OPERATOR(pg_catalog.=) $1;
+    SELECT * INTO c FROM hlculid.hlculid_consumer_positions p
+    WHERE p.owner OPERATOR(pg_catalog.=) pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)) AND p.consumer OPERATOR(pg_catalog.=) $1;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'consumer "%" does not exist', $1
             USING ERRCODE = 'undefined_object',
+                  DETAIL = 'Consumer names are per role: another role''s consumer of that name is not the caller''s.',
                   HINT = 'hlculid_consume creates a consumer at its first call; hlculid_consumer_create at a chosen start.';
     END IF;
-    -- the owner first: another role's consumer is not even locked
-    IF NOT pg_catalog.pg_has_role(c.owner::pg_catalog.oid, 'MEMBER'::pg_catalog.text) THEN
-        RAISE EXCEPTION 'permission denied for consumer "%"', $1
-            USING ERRCODE = 'insufficient_privilege',
-                  DETAIL = pg_catalog.format('A consumer belongs to the role that created it (%s).', c.owner),
-                  HINT = 'Use it as that role (or a member of it), or create a consumer of your own.';
-    END IF;
     IF $2 THEN
-        SELECT * INTO c FROM hlculid.hlculid_consumer_positions p WHERE p.consumer OPERATOR(pg_catalog.=) $1 FOR UPDATE;
+        SELECT * INTO c FROM hlculid.hlculid_consumer_positions p
+        WHERE p.owner OPERATOR(pg_catalog.=) c.owner AND p.consumer OPERATOR(pg_catalog.=) $1 FOR UPDATE;
         IF NOT FOUND THEN
             RAISE EXCEPTION 'consumer "%" does not exist', $1
                 USING ERRCODE = 'undefined_object',
@@ -628,8 +619,7 @@ BEGIN
     pos := pg_catalog.hlculid_consumer_start($2, $3, $4);
     INSERT INTO hlculid.hlculid_consumer_positions AS c
         (consumer, relation, id_column, owner, position, max_attempts, created_at, updated_at)
-    VALUES ($1, $2, $6, pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)),
-            pos, $5, pg_catalog.clock_timestamp(), pg_catalog.clock_timestamp())
+    VALUES ($1, $2, $6, pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)), pos, $5, pg_catalog.clock_timestamp(), pg_catalog.clock_timestamp())
     ON CONFLICT ON CONSTRAINT hlculid_consumer_positions_pkey DO NOTHING;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'consumer "%" already exists', $1
@@ -671,7 +661,8 @@ BEGIN
     END IF;
     -- a consumer unknown so far starts at the start of the table (two first calls at once: one
     -- creates it, the other finds it)
-    IF NOT EXISTS (SELECT FROM hlculid.hlculid_consumer_positions p WHERE p.consumer OPERATOR(pg_catalog.=) $1) THEN
+    IF NOT EXISTS (SELECT FROM hlculid.hlculid_consumer_positions p
+                   WHERE p.owner OPERATOR(pg_catalog.=) pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)) AND p.consumer OPERATOR(pg_catalog.=) $1) THEN
         BEGIN
             PERFORM pg_catalog.hlculid_consumer_create($1, rel);
         EXCEPTION WHEN duplicate_object THEN
@@ -687,16 +678,16 @@ BEGIN
     -- retries given out by another transaction, which committed without scheduling them again:
     -- their handling succeeded
     DELETE FROM hlculid.hlculid_consumer_retries r
-    WHERE r.consumer OPERATOR(pg_catalog.=) $1
+    WHERE r.owner OPERATOR(pg_catalog.=) c.owner AND r.consumer OPERATOR(pg_catalog.=) $1
       AND r.delivered_in OPERATOR(pg_catalog.<>) pg_catalog.pg_current_xact_id();
     -- first the retries that are due, oldest first
     due := ARRAY(SELECT r.id FROM hlculid.hlculid_consumer_retries r
-                 WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.delivered_in IS NULL
-                   AND r.due_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp()
+                 WHERE r.owner OPERATOR(pg_catalog.=) c.owner AND r.consumer OPERATOR(pg_catalog.=) $1
+                   AND r.delivered_in IS NULL AND r.due_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp()
                  ORDER BY r.due_at, r.id USING OPERATOR(pg_catalog.<) LIMIT $3);
     IF pg_catalog.cardinality(due) OPERATOR(pg_catalog.>) 0 THEN
         UPDATE hlculid.hlculid_consumer_retries r SET delivered_in = pg_catalog.pg_current_xact_id()
-        WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) ANY (due);
+        WHERE r.owner OPERATOR(pg_catalog.=) c.owner AND r.consumer OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) ANY (due);
         RETURN QUERY EXECUTE pg_catalog.format(
             'SELECT t.* FROM %s t JOIN pg_catalog.unnest($1) WITH ORDINALITY d(id, n) ON t.%I OPERATOR(pg_catalog.=) d.id ORDER BY d.n',
             c.relation, c.id_column)
@@ -717,9 +708,9 @@ BEGIN
         'WITH r AS (SELECT * FROM pg_catalog.hlculid_read_below($1, $2, $3, $4, $5)), '
         'm AS (UPDATE hlculid.hlculid_consumer_positions p '
         '      SET position = (SELECT pg_catalog.max(r.%1$I) FROM r), updated_at = pg_catalog.clock_timestamp() '
-        '      WHERE p.consumer OPERATOR(pg_catalog.=) $6 AND EXISTS (SELECT FROM r)) '
+        '      WHERE p.owner OPERATOR(pg_catalog.=) $7 AND p.consumer OPERATOR(pg_catalog.=) $6 AND EXISTS (SELECT FROM r)) '
         'SELECT * FROM r ORDER BY r.%1$I USING OPERATOR(pg_catalog.<)', c.id_column)
-    USING $2, c.position, h, more, c.id_column, $1;
+    USING $2, c.position, h, more, c.id_column, $1, c.owner;
 END
 $fn$;
 
@@ -744,19 +735,19 @@ BEGIN
     END IF;
     c := pg_catalog.hlculid_consumer_row($1, true);
     SELECT r.attempts INTO tries FROM hlculid.hlculid_consumer_retries r
-    WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) $2;
+    WHERE r.owner OPERATOR(pg_catalog.=) c.owner AND r.consumer OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) $2;
     tries := coalesce(tries, 0) OPERATOR(pg_catalog.+) 1;
     IF tries OPERATOR(pg_catalog.>=) c.max_attempts THEN
         DELETE FROM hlculid.hlculid_consumer_retries r
-        WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) $2;
-        INSERT INTO hlculid.hlculid_dead_letters AS d (consumer, relation, id, attempts, last_error, parked_at)
-        VALUES ($1, c.relation, $2, tries, $4, pg_catalog.clock_timestamp())
+        WHERE r.owner OPERATOR(pg_catalog.=) c.owner AND r.consumer OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) $2;
+        INSERT INTO hlculid.hlculid_dead_letters AS d (consumer, owner, relation, id, attempts, last_error, parked_at)
+        VALUES ($1, c.owner, c.relation, $2, tries, $4, pg_catalog.clock_timestamp())
         ON CONFLICT ON CONSTRAINT hlculid_dead_letters_pkey DO UPDATE
             SET attempts = excluded.attempts, last_error = excluded.last_error, parked_at = excluded.parked_at;
         RETURN false;
     END IF;
-    INSERT INTO hlculid.hlculid_consumer_retries AS r (consumer, id, attempts, due_at, last_error, delivered_in)
-    VALUES ($1, $2, tries, pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) $3, $4, NULL)
+    INSERT INTO hlculid.hlculid_consumer_retries AS r (consumer, owner, id, attempts, due_at, last_error, delivered_in)
+    VALUES ($1, c.owner, $2, tries, pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) $3, $4, NULL)
     ON CONFLICT ON CONSTRAINT hlculid_consumer_retries_pkey DO UPDATE
         SET attempts = excluded.attempts, due_at = excluded.due_at, last_error = excluded.last_error,
             delivered_in = NULL;
@@ -776,9 +767,10 @@ BEGIN
     c := pg_catalog.hlculid_consumer_row($1, true);
     UPDATE hlculid.hlculid_consumer_positions p
     SET position = pg_catalog.hlculid_consumer_start(c.relation, $2, $3), updated_at = pg_catalog.clock_timestamp()
-    WHERE p.consumer OPERATOR(pg_catalog.=) $1;
+    WHERE p.owner OPERATOR(pg_catalog.=) c.owner AND p.consumer OPERATOR(pg_catalog.=) $1;
     -- its retries belonged to the old position (dead letters stay)
-    DELETE FROM hlculid.hlculid_consumer_retries r WHERE r.consumer OPERATOR(pg_catalog.=) $1;
+    DELETE FROM hlculid.hlculid_consumer_retries r
+    WHERE r.owner OPERATOR(pg_catalog.=) c.owner AND r.consumer OPERATOR(pg_catalog.=) $1;
 END
 $fn$;
 
@@ -792,13 +784,11 @@ BEGIN
         RAISE EXCEPTION 'a consumer name cannot be NULL'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF NOT EXISTS (SELECT FROM hlculid.hlculid_consumer_positions p WHERE p.consumer OPERATOR(pg_catalog.=) $1) THEN
-        RETURN false;
-    END IF;
-    PERFORM pg_catalog.hlculid_consumer_row($1, true);
-    -- its retries and dead letters go with it (ON DELETE CASCADE)
-    DELETE FROM hlculid.hlculid_consumer_positions p WHERE p.consumer OPERATOR(pg_catalog.=) $1;
-    RETURN true;
+    -- the calling role's consumer of that name; its retries and dead letters go with it (ON
+    -- DELETE CASCADE)
+    DELETE FROM hlculid.hlculid_consumer_positions p
+    WHERE p.owner OPERATOR(pg_catalog.=) pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)) AND p.consumer OPERATOR(pg_catalog.=) $1;
+    RETURN FOUND;
 END
 $fn$;
 
@@ -808,15 +798,17 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
+    c hlculid.hlculid_consumer_positions;
     n int8;
 BEGIN
-    PERFORM pg_catalog.hlculid_consumer_row($1, true);
+    c := pg_catalog.hlculid_consumer_row($1, true);
     WITH parked AS (
         DELETE FROM hlculid.hlculid_dead_letters d
-        WHERE d.consumer OPERATOR(pg_catalog.=) $1 AND ($2 IS NULL OR d.id OPERATOR(pg_catalog.=) $2)
+        WHERE d.owner OPERATOR(pg_catalog.=) c.owner AND d.consumer OPERATOR(pg_catalog.=) $1
+          AND ($2 IS NULL OR d.id OPERATOR(pg_catalog.=) $2)
         RETURNING d.id, d.last_error)
-    INSERT INTO hlculid.hlculid_consumer_retries AS r (consumer, id, attempts, due_at, last_error, delivered_in)
-    SELECT $1, parked.id, 0, pg_catalog.clock_timestamp(), parked.last_error, NULL FROM parked
+    INSERT INTO hlculid.hlculid_consumer_retries AS r (consumer, owner, id, attempts, due_at, last_error, delivered_in)
+    SELECT $1, c.owner, parked.id, 0, pg_catalog.clock_timestamp(), parked.last_error, NULL FROM parked
     ON CONFLICT ON CONSTRAINT hlculid_consumer_retries_pkey DO UPDATE
         SET attempts = 0, due_at = excluded.due_at, last_error = excluded.last_error, delivered_in = NULL;
     GET DIAGNOSTICS n = ROW_COUNT;
@@ -842,9 +834,10 @@ SELECT p.consumer,
                     pg_catalog.hlculid_ts(h.horizon) OPERATOR(pg_catalog.-) pg_catalog.hlculid_ts(p.position))
        END AS lag,
        (SELECT pg_catalog.count(*) FROM hlculid.hlculid_consumer_retries r
-        WHERE r.consumer OPERATOR(pg_catalog.=) p.consumer AND r.delivered_in IS NULL) AS pending_retries,
+        WHERE r.owner OPERATOR(pg_catalog.=) p.owner AND r.consumer OPERATOR(pg_catalog.=) p.consumer
+          AND r.delivered_in IS NULL) AS pending_retries,
        (SELECT pg_catalog.count(*) FROM hlculid.hlculid_dead_letters d
-        WHERE d.consumer OPERATOR(pg_catalog.=) p.consumer) AS dead_letters,
+        WHERE d.owner OPERATOR(pg_catalog.=) p.owner AND d.consumer OPERATOR(pg_catalog.=) p.consumer) AS dead_letters,
        o.pid AS held_by_pid,
        o.held_for,
        p.updated_at
@@ -867,9 +860,9 @@ COMMENT ON TABLE hlculid.hlculid_consumer_positions IS 'one row per named consum
 COMMENT ON TABLE hlculid.hlculid_consumer_retries IS 'rows whose handling failed, due again at due_at, with their attempt count';
 COMMENT ON TABLE hlculid.hlculid_dead_letters IS 'rows that failed max_attempts times, parked until hlculid_dead_letter_requeue';
 COMMENT ON VIEW hlculid.hlculid_consumers IS 'each consumer: position, lag behind the horizon, pending retries, dead letters, and the transaction holding the horizon back';
-COMMENT ON FUNCTION hlculid_consumer_guard() IS 'the trigger that keeps a consumer''s rows in hlculid''s tables to its owner (its members and superusers)';
+COMMENT ON FUNCTION hlculid_consumer_guard() IS 'the trigger that keeps a consumer''s table, id column and owner as they were created';
 COMMENT ON FUNCTION hlculid_consumer_start(regclass, hlculid, timestamptz) IS 'where a consumer of the table starts: after an id, at a time (or the horizon, when earlier), or at the start (NULL)';
-COMMENT ON FUNCTION hlculid_consumer_row(text, bool) IS 'a consumer''s row, checked (exists, the caller may use it) and locked for the call when asked';
+COMMENT ON FUNCTION hlculid_consumer_row(text, bool) IS 'the calling role''s consumer''s row, checked (exists) and locked for the call when asked';
 COMMENT ON FUNCTION hlculid_consumer_create(text, regclass, hlculid, timestamptz, int4, name) IS 'creates a named consumer of a table: from the start, after an id, or at a time (now(): from now)';
 COMMENT ON FUNCTION hlculid_consume(text, anyelement, int4) IS 'a consumer''s next rows: its due retries, then the rows after its position below the horizon, in id order; moves the position in the caller''s transaction';
 COMMENT ON FUNCTION hlculid_consume_retry(text, hlculid, interval, text) IS 'gives a row whose handling failed back to the consumer after a delay, or parks it in hlculid_dead_letters after max_attempts';

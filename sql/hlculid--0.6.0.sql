@@ -13,19 +13,20 @@ CREATE TYPE hlculid; -- shell, completed below once its I/O functions exist
 
 /* <begin connected objects> */
 
-CREATE FUNCTION hlculid_bigint_decode(id bigint,
-    OUT ts timestamptz, OUT counter int4, OUT publisher int4)
-RETURNS record
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-
 CREATE  FUNCTION "hlculid_generate_bigint"() RETURNS bigint /* i64 */
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_shell
+
+
+CREATE FUNCTION hlculid_out(v hlculid) RETURNS cstring
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_out_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -42,13 +43,12 @@ CREATE FUNCTION hlculid_send(v hlculid) RETURNS bytea
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- requires:
---   hlculid_shell
 
-
-CREATE FUNCTION hlculid_out(v hlculid) RETURNS cstring
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_out_wrapper';
+CREATE FUNCTION hlculid_bigint_decode(id bigint,
+    OUT ts timestamptz, OUT counter int4, OUT publisher int4)
+RETURNS record
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -229,9 +229,9 @@ COMMENT ON TYPE hlculid IS '128-bit time-ordered id: 48-bit Unix ms, 16-bit hybr
 --   hlculid_type
 
 
-CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
+CREATE FUNCTION hlculid_generate() RETURNS hlculid
     STRICT VOLATILE PARALLEL RESTRICTED
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -249,9 +249,19 @@ CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
 --   hlculid_type
 
 
-CREATE FUNCTION hlculid_generate() RETURNS hlculid
+CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_from_uuid_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
     STRICT VOLATILE PARALLEL RESTRICTED
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -310,16 +320,6 @@ CREATE OPERATOR >= (
 CREATE FUNCTION "hlculid_cmp"("a" hlculid, "b" hlculid) RETURNS INT
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_cmp_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_from_uuid_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -765,6 +765,229 @@ COMMENT ON FUNCTION hlculid_drop_partitions_as_owner(regclass, timestamptz, bool
 /* </end connected objects> */
 
 /* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
+	"pid" INT,  /* Option < i32 > */
+	"transaction" bigint,  /* Option < i64 > */
+	"holds_at" hlculid  /* Hlculid */
+)
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_cluster_horizon"(
+	"max_wait" interval DEFAULT '10 s' /* Option < Interval > */
+) RETURNS hlculid /* Option < Hlculid > */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_cluster_horizon_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_bigint"(
+	"id" bigint /* i64 */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid /* Option < Hlculid > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_uuidv7"(
+	"u" uuid /* pgrx :: Uuid */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_bytea"(
+	"b" bytea /* & [u8] */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_gt_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_gt_uuid_wrapper';
+
+CREATE OPERATOR > (
+	PROCEDURE="hlculid_gt_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = <,
+	NEGATOR = <=,
+	RESTRICT = scalargtsel,
+	JOIN = scalargtjoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_parts"(
+	"ts" timestamp with time zone, /* TimestampWithTimeZone */
+	"counter" INT, /* i32 */
+	"publisher" INT, /* i32 */
+	"random" bigint /* i64 */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid, /* Option < Hlculid > */
+	"allow_future" bool /* Option < bool > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_clock_recover
+--   hlculid_clock_recover_allowing
+
+
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_counter"(
+	"id" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_holds_since"() RETURNS TABLE (
+	"pid" INT,  /* Option < i32 > */
+	"transaction" bigint,  /* Option < i64 > */
+	"holds_at" hlculid,  /* Hlculid */
+	"since" timestamp with time zone  /* Option < TimestampWithTimeZone > */
+)
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_since_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_hash_extended"(
+	"v" hlculid, /* Hlculid */
+	"seed" bigint /* i64 */
+) RETURNS bigint /* i64 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_generate_at"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_eq_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_eq_uuid_wrapper';
+
+CREATE OPERATOR = (
+	PROCEDURE="hlculid_eq_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = =,
+	NEGATOR = <>,
+	RESTRICT = eqsel,
+	JOIN = eqjoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_ge_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_ge_uuid_wrapper';
+
+CREATE OPERATOR >= (
+	PROCEDURE="hlculid_ge_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = <=,
+	NEGATOR = <,
+	RESTRICT = scalargesel,
+	JOIN = scalargejoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_hash"(
+	"v" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_backfill_ids"(
 	"ts" timestamp with time zone[], /* Array < '_, TimestampWithTimeZone > */
 	"publisher" INT, /* i32 */
@@ -1051,229 +1274,6 @@ RETURNS int8
 LANGUAGE c VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'hlculid_backfill_update_wrapper';
 COMMENT ON FUNCTION hlculid_backfill_update(regclass, text, oid[], text[], hlculid[]) IS 'one batch of hlculid_backfill, run as the table''s owner: gives each row (tableoid, ctid) whose id is NULL its id; returns how many it filled';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_eq_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_eq_uuid_wrapper';
-
-CREATE OPERATOR = (
-	PROCEDURE="hlculid_eq_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = =,
-	NEGATOR = <>,
-	RESTRICT = eqsel,
-	JOIN = eqjoinsel
-);
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid, /* Option < Hlculid > */
-	"allow_future" bool /* Option < bool > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid /* Option < Hlculid > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_clock_recover
---   hlculid_clock_recover_allowing
-
-
-REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
-REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_gt_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_gt_uuid_wrapper';
-
-CREATE OPERATOR > (
-	PROCEDURE="hlculid_gt_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = <,
-	NEGATOR = <=,
-	RESTRICT = scalargtsel,
-	JOIN = scalargtjoinsel
-);
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_at"(
-	"ts" timestamp with time zone /* TimestampWithTimeZone */
-) RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
-	"pid" INT,  /* Option < i32 > */
-	"transaction" bigint,  /* Option < i64 > */
-	"holds_at" hlculid  /* Hlculid */
-)
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_counter"(
-	"id" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_ge_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_ge_uuid_wrapper';
-
-CREATE OPERATOR >= (
-	PROCEDURE="hlculid_ge_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = <=,
-	NEGATOR = <,
-	RESTRICT = scalargesel,
-	JOIN = scalargejoinsel
-);
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_cluster_horizon"(
-	"max_wait" interval DEFAULT '10 s' /* Option < Interval > */
-) RETURNS hlculid /* Option < Hlculid > */
-VOLATILE PARALLEL UNSAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_cluster_horizon_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_parts"(
-	"ts" timestamp with time zone, /* TimestampWithTimeZone */
-	"counter" INT, /* i32 */
-	"publisher" INT, /* i32 */
-	"random" bigint /* i64 */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_holds_since"() RETURNS TABLE (
-	"pid" INT,  /* Option < i32 > */
-	"transaction" bigint,  /* Option < i64 > */
-	"holds_at" hlculid,  /* Hlculid */
-	"since" timestamp with time zone  /* Option < TimestampWithTimeZone > */
-)
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_since_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bigint"(
-	"id" bigint /* i64 */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash"(
-	"v" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_uuidv7"(
-	"u" uuid /* pgrx :: Uuid */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash_extended"(
-	"v" hlculid, /* Hlculid */
-	"seed" bigint /* i64 */
-) RETURNS bigint /* i64 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bytea"(
-	"b" bytea /* & [u8] */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1770,21 +1770,6 @@ AS 'MODULE_PATHNAME', 'hlculid_ts_wrapper';
 
 /* <begin connected objects> */
 -- requires:
---   hlculid_type
---   hlculid_ts
-
-
-CREATE FUNCTION hlculid_decode(id hlculid,
-    OUT ts timestamptz, OUT counter int4, OUT publisher int4, OUT random int8)
-RETURNS record
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_decode_fast';
-
-CREATE CAST (hlculid AS timestamptz) WITH FUNCTION hlculid_ts(hlculid);
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
 --   hlculid_opclasses
 --   introspect::hlculid_clock
 --   extract::hlculid_ts
@@ -1873,6 +1858,21 @@ $fn$;
 
 /* <begin connected objects> */
 -- requires:
+--   hlculid_type
+--   hlculid_ts
+
+
+CREATE FUNCTION hlculid_decode(id hlculid,
+    OUT ts timestamptz, OUT counter int4, OUT publisher int4, OUT random int8)
+RETURNS record
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_decode_fast';
+
+CREATE CAST (hlculid AS timestamptz) WITH FUNCTION hlculid_ts(hlculid);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
 --   hlculid_opclasses
 --   hlculid_publish_horizon
 --   server::hlculid_horizon
@@ -1915,61 +1915,6 @@ COMMENT ON FUNCTION hlculid_horizon_catch_up() IS 'moves an idle clock up to the
 COMMENT ON FUNCTION hlculid_horizon_holds() IS 'running transactions (pid) and prepared transactions (xid) holding this server''s horizon back, with the lowest id each may have made';
 COMMENT ON FUNCTION hlculid_advance_horizon(int4, hlculid) IS 'raises a publisher''s row in hlculid_horizons (never lowers it): the publisher has sent every event below the horizon';
 COMMENT ON FUNCTION hlculid_publish_horizon() IS 'writes this server''s row in hlculid_horizons from its horizon';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_horizons
---   hlculid_cluster_horizon
---   hlculid_cluster_nodes
-
--- The cluster horizon kept by a background worker (0.6.0, src/horizon/cluster_worker.rs): what it knows
--- of every node of the Citus cluster, publisher ids shared by two nodes among it. One source for
--- the install script (through src/horizon/cluster_worker.rs) and the 0.5.0 -> 0.6.0 upgrade script.
-
-CREATE VIEW hlculid.hlculid_cluster_nodes AS
-SELECT n.nodeid, n.nodename, n.nodeport, n.publisher_id, n.started, n.answered, n.error,
-       n.shares_publisher_with, n.makes_ids
-FROM pg_catalog.hlculid_cluster_nodes() n;
-
-COMMENT ON FUNCTION hlculid_cluster_horizon(interval) IS 'on Citus: the cluster horizon its background worker keeps, the smallest horizon of every node once every distributed transaction that may still show an id below it has ended; NULL (08006 naming a node that does not answer) when the last one is older than max_wait; take it in one statement, read below it in the next';
-COMMENT ON FUNCTION hlculid_cluster_nodes() IS 'on Citus: every node as the cluster horizon''s worker last read it: publisher id, start, last answer, error, a node sharing its publisher id, whether this node makes ids';
-COMMENT ON VIEW hlculid.hlculid_cluster_nodes IS 'on Citus: every node as the cluster horizon''s worker last read it; two rows naming each other in shares_publisher_with share a publisher id, and the later of them makes no ids';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_horizons
---   server::hlculid_horizon_holds_since
-
--- What holds this server's horizon back, with what a DBA needs to end it (0.4.0; 0.6.0: `lag`
--- and `since`). `lag` is how long the holder has held readers back: from when its transaction
--- made its first id (hlculid_horizon_holds_since(), kept in the backend's slot and in the
--- prepared transaction's hold), else from its PREPARE (a hold reloaded at a start keeps no time).
--- 0.5.0 measured it from the time of `holds_at`, the clock's last value when the transaction
--- began: on an idle server that is the last id made, seconds or hours before, and a transaction
--- 0.5 s old showed a lag of that age. One source: the install script takes it through the
--- module src/horizon/published.rs, the 0.5.0 -> 0.6.0 update includes it (CREATE OR REPLACE
--- keeps the view's OID, grants and comment; `since` is a column added at the end).
-CREATE OR REPLACE VIEW hlculid.hlculid_horizon_holders AS
-SELECT h.pid,
-       a.xact_start,
-       a.state,
-       h.transaction AS prepared_xid,
-       p.gid,
-       h.holds_at,
-       pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) COALESCE(h.since, p.prepared) AS lag,
-       COALESCE(h.since, p.prepared) AS since
-FROM pg_catalog.hlculid_horizon_holds_since() h
-LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) h.pid
-LEFT JOIN pg_catalog.pg_prepared_xacts p
-       ON p.transaction::pg_catalog.text OPERATOR(pg_catalog.=) h.transaction::pg_catalog.text;
-
-COMMENT ON VIEW hlculid.hlculid_horizon_holders IS 'what holds this server''s horizon back: sessions and prepared transactions, since when (their first id), how long (lag)';
-COMMENT ON FUNCTION hlculid_horizon_holds_since() IS 'hlculid_horizon_holds() with since: when each holder''s transaction made its first id (NULL for a prepared transaction reloaded at a start)';
--- As hlculid_horizon_holds() (horizon_grants.sql): other sessions' pids and xids, for pg_monitor.
-REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds_since() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION hlculid_horizon_holds_since() TO pg_monitor;
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -2182,49 +2127,6 @@ COMMENT ON FUNCTION hlculid_read_watermark(anyelement, hlculid, int4[], int4, na
 /* <begin connected objects> */
 -- requires:
 --   hlculid_readers
---   hlculid_horizon_holders
-
--- Who may see what holds the horizon back (0.5.0): hlculid_horizon_holds() shows other sessions'
--- pids and prepared transactions' xids with the ids they may have made, so, as pg_buffercache
--- does, it is revoked from PUBLIC and granted to pg_monitor (which the holders view needs too:
--- a view's functions run with the caller's rights). One source: the install script takes it
--- through src/horizon/published.rs, the 0.4.0 -> 0.5.0 upgrade script includes it. docs/security.md has
--- the grant sets for readers and publishers.
-REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION hlculid_horizon_holds() TO pg_monitor;
-GRANT SELECT ON hlculid.hlculid_horizon_holders TO pg_monitor;
--- Who may write hlculid.hlculid_horizons (0.5.0): no one but through hlculid_advance_horizon, a
--- SECURITY DEFINER function that keeps a row within hlculid.max_clock_skew of the clock and never
--- lowers it. A role with UPDATE on the table could set a row to the largest id and freeze every
--- watermark through it for good. No role but the table's owner keeps INSERT, UPDATE, DELETE or
--- TRUNCATE on it, PUBLIC included, whatever granted them (a default privilege, or 0.4.0's
--- docs/security.md, which told publishers to take INSERT and UPDATE); the function is granted to
--- the publishing roles (docs/security.md), and to no one by default.
-REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM PUBLIC;
-DO $writers$
-DECLARE
-    r record;
-BEGIN
-    FOR r IN
-        SELECT DISTINCT a.grantee
-        FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
-        WHERE c.oid OPERATOR(pg_catalog.=) 'hlculid.hlculid_horizons'::pg_catalog.regclass
-          AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
-          AND a.grantee OPERATOR(pg_catalog.<>) 0::pg_catalog.oid
-          AND a.privilege_type OPERATOR(pg_catalog.=) ANY
-              (ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']::pg_catalog.text[])
-    LOOP
-        EXECUTE pg_catalog.format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM %I CASCADE',
-                                  pg_catalog.pg_get_userbyid(r.grantee));
-    END LOOP;
-END
-$writers$;
-REVOKE EXECUTE ON FUNCTION hlculid_advance_horizon(int4, pg_catalog.hlculid) FROM PUBLIC;
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_readers
 --   hlculid_cluster
 
 -- The reader of one key's rows (0.6.0): a tenant's events on a table keyed (tenant_id, id), the
@@ -2331,6 +2233,104 @@ END
 $fn$;
 
 COMMENT ON FUNCTION hlculid_read_key(anyelement, name, anycompatible, hlculid, int4, name) IS 'the next rows of one key (a tenant) after an id, below the horizon (the cluster''s on Citus), in id order: a reader of one tenant''s events that never misses a row, a router query on a table distributed by the key';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_horizons
+--   server::hlculid_horizon_holds_since
+
+-- What holds this server's horizon back, with what a DBA needs to end it (0.4.0; 0.6.0: `lag`
+-- and `since`). `lag` is how long the holder has held readers back: from when its transaction
+-- made its first id (hlculid_horizon_holds_since(), kept in the backend's slot and in the
+-- prepared transaction's hold), else from its PREPARE (a hold reloaded at a start keeps no time).
+-- 0.5.0 measured it from the time of `holds_at`, the clock's last value when the transaction
+-- began: on an idle server that is the last id made, seconds or hours before, and a transaction
+-- 0.5 s old showed a lag of that age. One source: the install script takes it through the
+-- module src/horizon/published.rs, the 0.5.0 -> 0.6.0 update includes it (CREATE OR REPLACE
+-- keeps the view's OID, grants and comment; `since` is a column added at the end).
+CREATE OR REPLACE VIEW hlculid.hlculid_horizon_holders AS
+SELECT h.pid,
+       a.xact_start,
+       a.state,
+       h.transaction AS prepared_xid,
+       p.gid,
+       h.holds_at,
+       pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) COALESCE(h.since, p.prepared) AS lag,
+       COALESCE(h.since, p.prepared) AS since
+FROM pg_catalog.hlculid_horizon_holds_since() h
+LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) h.pid
+LEFT JOIN pg_catalog.pg_prepared_xacts p
+       ON p.transaction::pg_catalog.text OPERATOR(pg_catalog.=) h.transaction::pg_catalog.text;
+
+COMMENT ON VIEW hlculid.hlculid_horizon_holders IS 'what holds this server''s horizon back: sessions and prepared transactions, since when (their first id), how long (lag)';
+COMMENT ON FUNCTION hlculid_horizon_holds_since() IS 'hlculid_horizon_holds() with since: when each holder''s transaction made its first id (NULL for a prepared transaction reloaded at a start)';
+-- As hlculid_horizon_holds() (horizon_grants.sql): other sessions' pids and xids, for pg_monitor.
+REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds_since() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION hlculid_horizon_holds_since() TO pg_monitor;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_readers
+--   hlculid_horizon_holders
+
+-- Who may see what holds the horizon back (0.5.0): hlculid_horizon_holds() shows other sessions'
+-- pids and prepared transactions' xids with the ids they may have made, so, as pg_buffercache
+-- does, it is revoked from PUBLIC and granted to pg_monitor (which the holders view needs too:
+-- a view's functions run with the caller's rights). One source: the install script takes it
+-- through src/horizon/published.rs, the 0.4.0 -> 0.5.0 upgrade script includes it. docs/security.md has
+-- the grant sets for readers and publishers.
+REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION hlculid_horizon_holds() TO pg_monitor;
+GRANT SELECT ON hlculid.hlculid_horizon_holders TO pg_monitor;
+-- Who may write hlculid.hlculid_horizons (0.5.0): no one but through hlculid_advance_horizon, a
+-- SECURITY DEFINER function that keeps a row within hlculid.max_clock_skew of the clock and never
+-- lowers it. A role with UPDATE on the table could set a row to the largest id and freeze every
+-- watermark through it for good. No role but the table's owner keeps INSERT, UPDATE, DELETE or
+-- TRUNCATE on it, PUBLIC included, whatever granted them (a default privilege, or 0.4.0's
+-- docs/security.md, which told publishers to take INSERT and UPDATE); the function is granted to
+-- the publishing roles (docs/security.md), and to no one by default.
+REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM PUBLIC;
+DO $writers$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN
+        SELECT DISTINCT a.grantee
+        FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+        WHERE c.oid OPERATOR(pg_catalog.=) 'hlculid.hlculid_horizons'::pg_catalog.regclass
+          AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
+          AND a.grantee OPERATOR(pg_catalog.<>) 0::pg_catalog.oid
+          AND a.privilege_type OPERATOR(pg_catalog.=) ANY
+              (ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']::pg_catalog.text[])
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM %I CASCADE',
+                                  pg_catalog.pg_get_userbyid(r.grantee));
+    END LOOP;
+END
+$writers$;
+REVOKE EXECUTE ON FUNCTION hlculid_advance_horizon(int4, pg_catalog.hlculid) FROM PUBLIC;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_horizons
+--   hlculid_cluster_horizon
+--   hlculid_cluster_nodes
+
+-- The cluster horizon kept by a background worker (0.6.0, src/horizon/cluster_worker.rs): what it knows
+-- of every node of the Citus cluster, publisher ids shared by two nodes among it. One source for
+-- the install script (through src/horizon/cluster_worker.rs) and the 0.5.0 -> 0.6.0 upgrade script.
+
+CREATE VIEW hlculid.hlculid_cluster_nodes AS
+SELECT n.nodeid, n.nodename, n.nodeport, n.publisher_id, n.started, n.answered, n.error,
+       n.shares_publisher_with, n.makes_ids
+FROM pg_catalog.hlculid_cluster_nodes() n;
+
+COMMENT ON FUNCTION hlculid_cluster_horizon(interval) IS 'on Citus: the cluster horizon its background worker keeps, the smallest horizon of every node once every distributed transaction that may still show an id below it has ended; NULL (08006 naming a node that does not answer) when the last one is older than max_wait; take it in one statement, read below it in the next';
+COMMENT ON FUNCTION hlculid_cluster_nodes() IS 'on Citus: every node as the cluster horizon''s worker last read it: publisher id, start, last answer, error, a node sharing its publisher id, whether this node makes ids';
+COMMENT ON VIEW hlculid.hlculid_cluster_nodes IS 'on Citus: every node as the cluster horizon''s worker last read it; two rows naming each other in shares_publisher_with share a publisher id, and the later of them makes no ids';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -2456,23 +2456,26 @@ AS 'MODULE_PATHNAME', 'hlculid_wait_wrapper';
 -- (hlculid_wait, hlculid_consumer_wait) are Rust: src/horizon/wait.rs.
 --
 -- Security: every function here is SECURITY INVOKER, so the consumed table is read with the
--- caller's privileges. The three tables are PUBLIC's to read and write, and a trigger of the
--- extension keeps each consumer's rows to its owner: the role that created it, its members and
--- superusers (42501 for anyone else). Disabling the trigger takes the table's owner (the
--- superuser who installed the extension) or session_replication_role, which only a superuser
--- may set. Every name is schema-qualified.
+-- caller's privileges. A consumer is keyed by (owner, consumer): names are per role, and every
+-- function finds `consumer` among the calling role's (current_user's) consumers only, superusers
+-- included. The three tables are PUBLIC's to read and write under row-level security: a role
+-- sees, locks and writes only the rows it owns (as pg_cron's cron.job). Superusers and the
+-- tables' owner bypass row-level security, so the functions filter by owner themselves too. A
+-- consumer's table, id column and owner are fixed at its creation (the guard trigger). Every
+-- name is schema-qualified.
 
 -- One row per consumer: the table it reads, its position (the last id it consumed; NULL: none
 -- yet, from the start of the table).
 CREATE TABLE hlculid.hlculid_consumer_positions (
-    consumer text PRIMARY KEY,
+    consumer text NOT NULL,
     relation regclass NOT NULL,
     id_column name NOT NULL,
     owner regrole NOT NULL,
     position pg_catalog.hlculid,
     max_attempts int4 NOT NULL CHECK (max_attempts OPERATOR(pg_catalog.>=) 1),
     created_at timestamptz NOT NULL,
-    updated_at timestamptz NOT NULL
+    updated_at timestamptz NOT NULL,
+    PRIMARY KEY (owner, consumer)
 );
 
 -- Rows whose handling failed, due again at due_at. `delivered_in`: the transaction that gave the
@@ -2480,24 +2483,28 @@ CREATE TABLE hlculid.hlculid_consumer_positions (
 -- succeeded), the consumer's next call in another transaction clears it (a rollback undoes the
 -- mark; hlculid_consume_retry in that transaction schedules it again, its count kept).
 CREATE TABLE hlculid.hlculid_consumer_retries (
-    consumer text NOT NULL REFERENCES hlculid.hlculid_consumer_positions ON DELETE CASCADE,
+    consumer text NOT NULL,
+    owner regrole NOT NULL,
     id pg_catalog.hlculid NOT NULL,
     attempts int4 NOT NULL,
     due_at timestamptz NOT NULL,
     last_error text,
     delivered_in xid8,
-    PRIMARY KEY (consumer, id)
+    PRIMARY KEY (owner, consumer, id),
+    FOREIGN KEY (owner, consumer) REFERENCES hlculid.hlculid_consumer_positions ON DELETE CASCADE
 );
 
 -- Rows that failed max_attempts times, parked until hlculid_dead_letter_requeue.
 CREATE TABLE hlculid.hlculid_dead_letters (
-    consumer text NOT NULL REFERENCES hlculid.hlculid_consumer_positions ON DELETE CASCADE,
+    consumer text NOT NULL,
+    owner regrole NOT NULL,
     relation regclass NOT NULL,
     id pg_catalog.hlculid NOT NULL,
     attempts int4 NOT NULL,
     last_error text,
     parked_at timestamptz NOT NULL,
-    PRIMARY KEY (consumer, id)
+    PRIMARY KEY (owner, consumer, id),
+    FOREIGN KEY (owner, consumer) REFERENCES hlculid.hlculid_consumer_positions ON DELETE CASCADE
 );
 
 -- Rows (not the tables) are the user's: pg_dump dumps them.
@@ -2508,62 +2515,49 @@ SELECT pg_catalog.pg_extension_config_dump('hlculid.hlculid_dead_letters', '');
 GRANT SELECT, INSERT, UPDATE, DELETE ON hlculid.hlculid_consumer_positions,
     hlculid.hlculid_consumer_retries, hlculid.hlculid_dead_letters TO PUBLIC;
 
--- A consumer's rows are its owner's: the trigger of the three tables.
+-- Each role's rows are its own: it neither reads (last_error), locks (FOR UPDATE) nor writes
+-- (a planted retry) another role's. pg_dump by a role that is not a superuser then needs
+-- --enable-row-security (docs/reading-events.md).
+ALTER TABLE hlculid.hlculid_consumer_positions ENABLE ROW LEVEL SECURITY;
+ALTER TABLE hlculid.hlculid_consumer_retries ENABLE ROW LEVEL SECURITY;
+ALTER TABLE hlculid.hlculid_dead_letters ENABLE ROW LEVEL SECURITY;
+CREATE POLICY hlculid_consumer_owner ON hlculid.hlculid_consumer_positions
+    USING (owner OPERATOR(pg_catalog.=) pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)))
+    WITH CHECK (owner OPERATOR(pg_catalog.=) pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)));
+CREATE POLICY hlculid_consumer_owner ON hlculid.hlculid_consumer_retries
+    USING (owner OPERATOR(pg_catalog.=) pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)))
+    WITH CHECK (owner OPERATOR(pg_catalog.=) pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)));
+CREATE POLICY hlculid_consumer_owner ON hlculid.hlculid_dead_letters
+    USING (owner OPERATOR(pg_catalog.=) pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)))
+    WITH CHECK (owner OPERATOR(pg_catalog.=) pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)));
+
+-- A consumer's table, id column and owner are fixed at its creation: row-level security lets a
+-- role change them on its own rows, and a superuser bypasses it (hlculid_consumer_reset moves
+-- only the position).
 CREATE FUNCTION hlculid_consumer_guard()
 RETURNS trigger
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
-DECLARE
-    owner_role oid;
-    name_ text;
 BEGIN
-    IF TG_TABLE_NAME OPERATOR(pg_catalog.=) 'hlculid_consumer_positions'::pg_catalog.name THEN
-        IF TG_OP OPERATOR(pg_catalog.<>) 'INSERT'::pg_catalog.text THEN
-            owner_role := OLD.owner;
-            name_ := OLD.consumer;
-            IF NOT pg_catalog.pg_has_role(owner_role, 'MEMBER'::pg_catalog.text) THEN
-                RAISE EXCEPTION 'permission denied for consumer "%"', name_
-                    USING ERRCODE = 'insufficient_privilege',
-                          DETAIL = 'A consumer belongs to the role that created it.';
-            END IF;
-        END IF;
-        IF TG_OP OPERATOR(pg_catalog.<>) 'DELETE'::pg_catalog.text THEN
-            owner_role := NEW.owner;
-            name_ := NEW.consumer;
-            IF NOT pg_catalog.pg_has_role(owner_role, 'MEMBER'::pg_catalog.text) THEN
-                RAISE EXCEPTION 'permission denied for consumer "%"', name_
-                    USING ERRCODE = 'insufficient_privilege',
-                          DETAIL = 'A consumer belongs to the role that created it; it can be given to a role the caller is a member of.';
-            END IF;
-        END IF;
-    ELSE
-        FOREACH name_ IN ARRAY ARRAY[
-            CASE WHEN TG_OP OPERATOR(pg_catalog.<>) 'INSERT'::pg_catalog.text THEN OLD.consumer END,
-            CASE WHEN TG_OP OPERATOR(pg_catalog.<>) 'DELETE'::pg_catalog.text THEN NEW.consumer END]::pg_catalog.text[] LOOP
-            owner_role := NULL;
-            SELECT p.owner INTO owner_role FROM hlculid.hlculid_consumer_positions p
-            WHERE p.consumer OPERATOR(pg_catalog.=) name_;
-            IF owner_role IS NOT NULL AND NOT pg_catalog.pg_has_role(owner_role, 'MEMBER'::pg_catalog.text) THEN
-                RAISE EXCEPTION 'permission denied for consumer "%"', name_
-                    USING ERRCODE = 'insufficient_privilege',
-                          DETAIL = 'A consumer belongs to the role that created it.';
-            END IF;
-        END LOOP;
+    IF NEW.owner OPERATOR(pg_catalog.<>) OLD.owner THEN
+        RAISE EXCEPTION 'cannot give consumer "%" to another role', OLD.consumer
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'A consumer belongs to the role that created it.',
+                  HINT = 'Create a consumer as the other role.';
     END IF;
-    IF TG_OP OPERATOR(pg_catalog.=) 'DELETE'::pg_catalog.text THEN
-        RETURN OLD;
+    IF NEW.relation OPERATOR(pg_catalog.<>) OLD.relation OR NEW.id_column OPERATOR(pg_catalog.<>) OLD.id_column THEN
+        RAISE EXCEPTION 'cannot change the table or id column of consumer "%"', OLD.consumer
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'A consumer reads the table and id column it was created with.',
+                  HINT = 'Drop it and create it again, or create another consumer.';
     END IF;
     RETURN NEW;
 END
 $fn$;
 
-CREATE TRIGGER hlculid_consumer_guard BEFORE INSERT OR UPDATE OR DELETE
+CREATE TRIGGER hlculid_consumer_guard BEFORE UPDATE
     ON hlculid.hlculid_consumer_positions FOR EACH ROW EXECUTE FUNCTION pg_catalog.hlculid_consumer_guard();
-CREATE TRIGGER hlculid_consumer_guard BEFORE INSERT OR UPDATE OR DELETE
-    ON hlculid.hlculid_consumer_retries FOR EACH ROW EXECUTE FUNCTION pg_catalog.hlculid_consumer_guard();
-CREATE TRIGGER hlculid_consumer_guard BEFORE INSERT OR UPDATE OR DELETE
-    ON hlculid.hlculid_dead_letters FOR EACH ROW EXECUTE FUNCTION pg_catalog.hlculid_consumer_guard();
 
 -- Where a consumer of `tbl` starts: after `start_after`; at `start_at` (the rows of that
 -- millisecond on, or from the horizon when that is earlier: "from now" keeps the rows of
@@ -2618,8 +2612,9 @@ BEGIN
 END
 $fn$;
 
--- A consumer's row for a call: NULL name 22004, unknown 42704, another role's 42501; locked
--- (FOR UPDATE) when `lock_it`, so that the sessions of one consumer take turns.
+-- The calling role's consumer's row for a call: NULL name 22004, unknown 42704 (another role's
+-- consumer of that name is not the caller's); locked (FOR UPDATE) when `lock_it`, so that the
+-- sessions of one consumer take turns.
 CREATE FUNCTION hlculid_consumer_row(consumer text, lock_it bool)
 RETURNS hlculid.hlculid_consumer_positions
 LANGUAGE plpgsql VOLATILE
@@ -2632,21 +2627,17 @@ BEGIN
         RAISE EXCEPTION 'a consumer name cannot be NULL'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    SELECT * INTO c FROM hlculid.hlculid_consumer_positions p WHERE p.consumer OPERATOR(pg_catalog.=) $1;
+    SELECT * INTO c FROM hlculid.hlculid_consumer_positions p
+    WHERE p.owner OPERATOR(pg_catalog.=) pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)) AND p.consumer OPERATOR(pg_catalog.=) $1;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'consumer "%" does not exist', $1
             USING ERRCODE = 'undefined_object',
+                  DETAIL = 'Consumer names are per role: another role''s consumer of that name is not the caller''s.',
                   HINT = 'hlculid_consume creates a consumer at its first call; hlculid_consumer_create at a chosen start.';
     END IF;
-    -- the owner first: another role's consumer is not even locked
-    IF NOT pg_catalog.pg_has_role(c.owner::pg_catalog.oid, 'MEMBER'::pg_catalog.text) THEN
-        RAISE EXCEPTION 'permission denied for consumer "%"', $1
-            USING ERRCODE = 'insufficient_privilege',
-                  DETAIL = pg_catalog.format('A consumer belongs to the role that created it (%s).', c.owner),
-                  HINT = 'Use it as that role (or a member of it), or create a consumer of your own.';
-    END IF;
     IF $2 THEN
-        SELECT * INTO c FROM hlculid.hlculid_consumer_positions p WHERE p.consumer OPERATOR(pg_catalog.=) $1 FOR UPDATE;
+        SELECT * INTO c FROM hlculid.hlculid_consumer_positions p
+        WHERE p.owner OPERATOR(pg_catalog.=) c.owner AND p.consumer OPERATOR(pg_catalog.=) $1 FOR UPDATE;
         IF NOT FOUND THEN
             RAISE EXCEPTION 'consumer "%" does not exist', $1
                 USING ERRCODE = 'undefined_object',
@@ -2682,8 +2673,7 @@ BEGIN
     pos := pg_catalog.hlculid_consumer_start($2, $3, $4);
     INSERT INTO hlculid.hlculid_consumer_positions AS c
         (consumer, relation, id_column, owner, position, max_attempts, created_at, updated_at)
-    VALUES ($1, $2, $6, pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)),
-            pos, $5, pg_catalog.clock_timestamp(), pg_catalog.clock_timestamp())
+    VALUES ($1, $2, $6, pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)), pos, $5, pg_catalog.clock_timestamp(), pg_catalog.clock_timestamp())
     ON CONFLICT ON CONSTRAINT hlculid_consumer_positions_pkey DO NOTHING;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'consumer "%" already exists', $1
@@ -2725,7 +2715,8 @@ BEGIN
     END IF;
     -- a consumer unknown so far starts at the start of the table (two first calls at once: one
     -- creates it, the other finds it)
-    IF NOT EXISTS (SELECT FROM hlculid.hlculid_consumer_positions p WHERE p.consumer OPERATOR(pg_catalog.=) $1) THEN
+    IF NOT EXISTS (SELECT FROM hlculid.hlculid_consumer_positions p
+                   WHERE p.owner OPERATOR(pg_catalog.=) pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)) AND p.consumer OPERATOR(pg_catalog.=) $1) THEN
         BEGIN
             PERFORM pg_catalog.hlculid_consumer_create($1, rel);
         EXCEPTION WHEN duplicate_object THEN
@@ -2741,16 +2732,16 @@ BEGIN
     -- retries given out by another transaction, which committed without scheduling them again:
     -- their handling succeeded
     DELETE FROM hlculid.hlculid_consumer_retries r
-    WHERE r.consumer OPERATOR(pg_catalog.=) $1
+    WHERE r.owner OPERATOR(pg_catalog.=) c.owner AND r.consumer OPERATOR(pg_catalog.=) $1
       AND r.delivered_in OPERATOR(pg_catalog.<>) pg_catalog.pg_current_xact_id();
     -- first the retries that are due, oldest first
     due := ARRAY(SELECT r.id FROM hlculid.hlculid_consumer_retries r
-                 WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.delivered_in IS NULL
-                   AND r.due_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp()
+                 WHERE r.owner OPERATOR(pg_catalog.=) c.owner AND r.consumer OPERATOR(pg_catalog.=) $1
+                   AND r.delivered_in IS NULL AND r.due_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp()
                  ORDER BY r.due_at, r.id USING OPERATOR(pg_catalog.<) LIMIT $3);
     IF pg_catalog.cardinality(due) OPERATOR(pg_catalog.>) 0 THEN
         UPDATE hlculid.hlculid_consumer_retries r SET delivered_in = pg_catalog.pg_current_xact_id()
-        WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) ANY (due);
+        WHERE r.owner OPERATOR(pg_catalog.=) c.owner AND r.consumer OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) ANY (due);
         RETURN QUERY EXECUTE pg_catalog.format(
             'SELECT t.* FROM %s t JOIN pg_catalog.unnest($1) WITH ORDINALITY d(id, n) ON t.%I OPERATOR(pg_catalog.=) d.id ORDER BY d.n',
             c.relation, c.id_column)
@@ -2771,9 +2762,9 @@ BEGIN
         'WITH r AS (SELECT * FROM pg_catalog.hlculid_read_below($1, $2, $3, $4, $5)), '
         'm AS (UPDATE hlculid.hlculid_consumer_positions p '
         '      SET position = (SELECT pg_catalog.max(r.%1$I) FROM r), updated_at = pg_catalog.clock_timestamp() '
-        '      WHERE p.consumer OPERATOR(pg_catalog.=) $6 AND EXISTS (SELECT FROM r)) '
+        '      WHERE p.owner OPERATOR(pg_catalog.=) $7 AND p.consumer OPERATOR(pg_catalog.=) $6 AND EXISTS (SELECT FROM r)) '
         'SELECT * FROM r ORDER BY r.%1$I USING OPERATOR(pg_catalog.<)', c.id_column)
-    USING $2, c.position, h, more, c.id_column, $1;
+    USING $2, c.position, h, more, c.id_column, $1, c.owner;
 END
 $fn$;
 
@@ -2798,19 +2789,19 @@ BEGIN
     END IF;
     c := pg_catalog.hlculid_consumer_row($1, true);
     SELECT r.attempts INTO tries FROM hlculid.hlculid_consumer_retries r
-    WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) $2;
+    WHERE r.owner OPERATOR(pg_catalog.=) c.owner AND r.consumer OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) $2;
     tries := coalesce(tries, 0) OPERATOR(pg_catalog.+) 1;
     IF tries OPERATOR(pg_catalog.>=) c.max_attempts THEN
         DELETE FROM hlculid.hlculid_consumer_retries r
-        WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) $2;
-        INSERT INTO hlculid.hlculid_dead_letters AS d (consumer, relation, id, attempts, last_error, parked_at)
-        VALUES ($1, c.relation, $2, tries, $4, pg_catalog.clock_timestamp())
+        WHERE r.owner OPERATOR(pg_catalog.=) c.owner AND r.consumer OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) $2;
+        INSERT INTO hlculid.hlculid_dead_letters AS d (consumer, owner, relation, id, attempts, last_error, parked_at)
+        VALUES ($1, c.owner, c.relation, $2, tries, $4, pg_catalog.clock_timestamp())
         ON CONFLICT ON CONSTRAINT hlculid_dead_letters_pkey DO UPDATE
             SET attempts = excluded.attempts, last_error = excluded.last_error, parked_at = excluded.parked_at;
         RETURN false;
     END IF;
-    INSERT INTO hlculid.hlculid_consumer_retries AS r (consumer, id, attempts, due_at, last_error, delivered_in)
-    VALUES ($1, $2, tries, pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) $3, $4, NULL)
+    INSERT INTO hlculid.hlculid_consumer_retries AS r (consumer, owner, id, attempts, due_at, last_error, delivered_in)
+    VALUES ($1, c.owner, $2, tries, pg_catalog.clock_timestamp() OPERATOR(pg_catalog.+) $3, $4, NULL)
     ON CONFLICT ON CONSTRAINT hlculid_consumer_retries_pkey DO UPDATE
         SET attempts = excluded.attempts, due_at = excluded.due_at, last_error = excluded.last_error,
             delivered_in = NULL;
@@ -2830,9 +2821,10 @@ BEGIN
     c := pg_catalog.hlculid_consumer_row($1, true);
     UPDATE hlculid.hlculid_consumer_positions p
     SET position = pg_catalog.hlculid_consumer_start(c.relation, $2, $3), updated_at = pg_catalog.clock_timestamp()
-    WHERE p.consumer OPERATOR(pg_catalog.=) $1;
+    WHERE p.owner OPERATOR(pg_catalog.=) c.owner AND p.consumer OPERATOR(pg_catalog.=) $1;
     -- its retries belonged to the old position (dead letters stay)
-    DELETE FROM hlculid.hlculid_consumer_retries r WHERE r.consumer OPERATOR(pg_catalog.=) $1;
+    DELETE FROM hlculid.hlculid_consumer_retries r
+    WHERE r.owner OPERATOR(pg_catalog.=) c.owner AND r.consumer OPERATOR(pg_catalog.=) $1;
 END
 $fn$;
 
@@ -2846,13 +2838,11 @@ BEGIN
         RAISE EXCEPTION 'a consumer name cannot be NULL'
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF NOT EXISTS (SELECT FROM hlculid.hlculid_consumer_positions p WHERE p.consumer OPERATOR(pg_catalog.=) $1) THEN
-        RETURN false;
-    END IF;
-    PERFORM pg_catalog.hlculid_consumer_row($1, true);
-    -- its retries and dead letters go with it (ON DELETE CASCADE)
-    DELETE FROM hlculid.hlculid_consumer_positions p WHERE p.consumer OPERATOR(pg_catalog.=) $1;
-    RETURN true;
+    -- the calling role's consumer of that name; its retries and dead letters go with it (ON
+    -- DELETE CASCADE)
+    DELETE FROM hlculid.hlculid_consumer_positions p
+    WHERE p.owner OPERATOR(pg_catalog.=) pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)) AND p.consumer OPERATOR(pg_catalog.=) $1;
+    RETURN FOUND;
 END
 $fn$;
 
@@ -2862,15 +2852,17 @@ LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
+    c hlculid.hlculid_consumer_positions;
     n int8;
 BEGIN
-    PERFORM pg_catalog.hlculid_consumer_row($1, true);
+    c := pg_catalog.hlculid_consumer_row($1, true);
     WITH parked AS (
         DELETE FROM hlculid.hlculid_dead_letters d
-        WHERE d.consumer OPERATOR(pg_catalog.=) $1 AND ($2 IS NULL OR d.id OPERATOR(pg_catalog.=) $2)
+        WHERE d.owner OPERATOR(pg_catalog.=) c.owner AND d.consumer OPERATOR(pg_catalog.=) $1
+          AND ($2 IS NULL OR d.id OPERATOR(pg_catalog.=) $2)
         RETURNING d.id, d.last_error)
-    INSERT INTO hlculid.hlculid_consumer_retries AS r (consumer, id, attempts, due_at, last_error, delivered_in)
-    SELECT $1, parked.id, 0, pg_catalog.clock_timestamp(), parked.last_error, NULL FROM parked
+    INSERT INTO hlculid.hlculid_consumer_retries AS r (consumer, owner, id, attempts, due_at, last_error, delivered_in)
+    SELECT $1, c.owner, parked.id, 0, pg_catalog.clock_timestamp(), parked.last_error, NULL FROM parked
     ON CONFLICT ON CONSTRAINT hlculid_consumer_retries_pkey DO UPDATE
         SET attempts = 0, due_at = excluded.due_at, last_error = excluded.last_error, delivered_in = NULL;
     GET DIAGNOSTICS n = ROW_COUNT;
@@ -2896,9 +2888,10 @@ SELECT p.consumer,
                     pg_catalog.hlculid_ts(h.horizon) OPERATOR(pg_catalog.-) pg_catalog.hlculid_ts(p.position))
        END AS lag,
        (SELECT pg_catalog.count(*) FROM hlculid.hlculid_consumer_retries r
-        WHERE r.consumer OPERATOR(pg_catalog.=) p.consumer AND r.delivered_in IS NULL) AS pending_retries,
+        WHERE r.owner OPERATOR(pg_catalog.=) p.owner AND r.consumer OPERATOR(pg_catalog.=) p.consumer
+          AND r.delivered_in IS NULL) AS pending_retries,
        (SELECT pg_catalog.count(*) FROM hlculid.hlculid_dead_letters d
-        WHERE d.consumer OPERATOR(pg_catalog.=) p.consumer) AS dead_letters,
+        WHERE d.owner OPERATOR(pg_catalog.=) p.owner AND d.consumer OPERATOR(pg_catalog.=) p.consumer) AS dead_letters,
        o.pid AS held_by_pid,
        o.held_for,
        p.updated_at
@@ -2921,9 +2914,9 @@ COMMENT ON TABLE hlculid.hlculid_consumer_positions IS 'one row per named consum
 COMMENT ON TABLE hlculid.hlculid_consumer_retries IS 'rows whose handling failed, due again at due_at, with their attempt count';
 COMMENT ON TABLE hlculid.hlculid_dead_letters IS 'rows that failed max_attempts times, parked until hlculid_dead_letter_requeue';
 COMMENT ON VIEW hlculid.hlculid_consumers IS 'each consumer: position, lag behind the horizon, pending retries, dead letters, and the transaction holding the horizon back';
-COMMENT ON FUNCTION hlculid_consumer_guard() IS 'the trigger that keeps a consumer''s rows in hlculid''s tables to its owner (its members and superusers)';
+COMMENT ON FUNCTION hlculid_consumer_guard() IS 'the trigger that keeps a consumer''s table, id column and owner as they were created';
 COMMENT ON FUNCTION hlculid_consumer_start(regclass, hlculid, timestamptz) IS 'where a consumer of the table starts: after an id, at a time (or the horizon, when earlier), or at the start (NULL)';
-COMMENT ON FUNCTION hlculid_consumer_row(text, bool) IS 'a consumer''s row, checked (exists, the caller may use it) and locked for the call when asked';
+COMMENT ON FUNCTION hlculid_consumer_row(text, bool) IS 'the calling role''s consumer''s row, checked (exists) and locked for the call when asked';
 COMMENT ON FUNCTION hlculid_consumer_create(text, regclass, hlculid, timestamptz, int4, name) IS 'creates a named consumer of a table: from the start, after an id, or at a time (now(): from now)';
 COMMENT ON FUNCTION hlculid_consume(text, anyelement, int4) IS 'a consumer''s next rows: its due retries, then the rows after its position below the horizon, in id order; moves the position in the caller''s transaction';
 COMMENT ON FUNCTION hlculid_consume_retry(text, hlculid, interval, text) IS 'gives a row whose handling failed back to the consumer after a delay, or parks it in hlculid_dead_letters after max_attempts';

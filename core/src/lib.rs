@@ -14,7 +14,7 @@
 //! - Feature `serde`: [`Id`] as the canonical string (JSON) or 16 bytes (binary formats).
 //! - Feature `postgres`: [`Id`] as a `tokio-postgres`/`postgres` parameter and column, binary,
 //!   for `hlculid` and `uuid` columns.
-//! - Feature `consumer`: [`consumer::Consumer`], a named consumer of an hlculid table with
+//! - Feature `consumer`: `consumer::Consumer`, a named consumer of an hlculid table with
 //!   tokio-postgres (the wait/consume loop, retries and dead letters, stop, lag).
 //! - Feature `sqlx`: [`Id`] as a sqlx PostgreSQL parameter, column and `FromRow` field
 //!   (`hlculid`, `uuid`, `hlculid[]`), [`BigId`] as `bigint`.

@@ -76,9 +76,6 @@ pub enum Condition {
     NullArgument,
     /// `hlculid_consumer_wait` of a consumer that does not exist.
     UndefinedConsumer,
-    /// A consumer used by a role that is not its owner, a member of the owner's role, nor a
-    /// superuser.
-    NotConsumerOwner,
     /// The cluster horizon on a server without Citus.
     CitusMissing,
     /// A node of the Citus cluster that does not answer the cluster horizon's worker.
@@ -167,9 +164,7 @@ pub const CONDITIONS: &[ConditionInfo] = &[
     info(Condition::NullArgument, "22004", "null_value_not_allowed",
         "`hlculid_wait` and `hlculid_consumer_wait` with a NULL timeout, `hlculid_consumer_wait` with a NULL consumer"),
     info(Condition::UndefinedConsumer, "42704", "undefined_object",
-        "`hlculid_consumer_wait` of a consumer that does not exist, or that is dropped while it waits"),
-    info(Condition::NotConsumerOwner, "42501", "insufficient_privilege",
-        "`hlculid_consumer_wait` of a consumer another role owns (not the caller, a role the caller is a member of, nor a superuser caller)"),
+        "`hlculid_consumer_wait` of a consumer the calling role does not have (another role's consumer of that name is not the caller's), or that is dropped while it waits"),
     info(Condition::CitusMissing, "55000", "object_not_in_prerequisite_state",
         "`hlculid_cluster_horizon()` in a database without Citus"),
     info(Condition::NodeUnreachable, "08006", "connection_failure",
@@ -212,12 +207,11 @@ impl Condition {
             Condition::UndefinedTable => 21,
             Condition::NullArgument => 22,
             Condition::UndefinedConsumer => 23,
-            Condition::NotConsumerOwner => 24,
-            Condition::CitusMissing => 25,
-            Condition::NodeUnreachable => 26,
-            Condition::PublisherShared => 27,
-            Condition::ClusterHorizonNotKept => 28,
-            Condition::Internal => 29,
+            Condition::CitusMissing => 24,
+            Condition::NodeUnreachable => 25,
+            Condition::PublisherShared => 26,
+            Condition::ClusterHorizonNotKept => 27,
+            Condition::Internal => 28,
         }
     }
 }
@@ -255,9 +249,7 @@ impl Condition {
             | Condition::RandomUuid
             | Condition::NotUuidv7
             | Condition::MaskKeyInvalid => ERRCODE_INVALID_PARAMETER_VALUE,
-            Condition::NotSuperuser | Condition::NotTableOwner | Condition::NotConsumerOwner => {
-                ERRCODE_INSUFFICIENT_PRIVILEGE
-            }
+            Condition::NotSuperuser | Condition::NotTableOwner => ERRCODE_INSUFFICIENT_PRIVILEGE,
             Condition::NullArgument => ERRCODE_NULL_VALUE_NOT_ALLOWED,
             Condition::UndefinedConsumer => ERRCODE_UNDEFINED_OBJECT,
             Condition::UndefinedTable => ERRCODE_UNDEFINED_TABLE,

@@ -482,24 +482,24 @@ fn hlculid_consumer_wait(
     let name = pgrx::datum::IntoDatum::into_datum(consumer);
     let name_arg: Arg = (pg_sys::TEXTOID, name);
     let found = fresh_query(
-        c"SELECT t.oid, pg_catalog.pg_has_role(c.owner::pg_catalog.oid, 'MEMBER') \
-          FROM hlculid.hlculid_consumer_positions c \
-          JOIN pg_catalog.pg_type t ON t.typrelid OPERATOR(pg_catalog.=) c.relation::pg_catalog.oid \
-          WHERE c.consumer OPERATOR(pg_catalog.=) $1",
+        &CString::new(format!(
+            "SELECT t.oid FROM hlculid.hlculid_consumer_positions c \
+             JOIN pg_catalog.pg_type t ON t.typrelid OPERATOR(pg_catalog.=) c.relation::pg_catalog.oid \
+             WHERE {MINE}"
+        ))
+        .unwrap_or_default(),
         std::slice::from_ref(&name_arg),
-        2,
+        1,
     );
     let Some(row_type) = found[0] else {
         UserError::new(
             Condition::UndefinedConsumer,
             format!("consumer \"{consumer}\" does not exist"),
         )
+        .detail("Consumer names are per role: another role's consumer of that name is not the caller's.")
         .hint("hlculid_consume creates a consumer at its first call; hlculid_consumer_create at a chosen start.")
         .raise()
     };
-    if found[1].is_none_or(|d| d.value() == 0) {
-        not_owner(consumer);
-    }
     let row_type = pg_sys::Oid::from(row_type.value() as u32);
     let citus = citus_table(row_type);
     let cap = citus.then_some(CITUS_RECHECK);
@@ -543,6 +543,12 @@ fn hlculid_consumer_wait(
     })
 }
 
+/// The calling role's consumer `$1` (`c`): names are per role, and a superuser (who bypasses
+/// the tables' row-level security) sees only its own too.
+const MINE: &str = "c.owner OPERATOR(pg_catalog.=) \
+     pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)) \
+     AND c.consumer OPERATOR(pg_catalog.=) $1";
+
 /// The read of a consumer's check through `hlculid_read` (`$2`: the table's row type).
 const CONSUMER_FULL_READ: &str =
     "EXISTS (SELECT FROM pg_catalog.hlculid_read($2, c.position, 1, c.id_column))";
@@ -553,15 +559,15 @@ fn consumer_check(read: &str) -> CString {
     CString::new(format!(
         "SELECT c.consumer IS NOT NULL, \
             EXISTS (SELECT FROM hlculid.hlculid_consumer_retries r \
-                    WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.delivered_in IS NULL \
-                      AND r.due_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp()) \
+                    WHERE r.owner OPERATOR(pg_catalog.=) c.owner AND r.consumer OPERATOR(pg_catalog.=) $1 \
+                      AND r.delivered_in IS NULL AND r.due_at OPERATOR(pg_catalog.<=) pg_catalog.clock_timestamp()) \
             OR (CASE WHEN c.consumer IS NULL THEN false ELSE {read} END), \
             (SELECT pg_catalog.date_part('epoch'::pg_catalog.text, \
                      pg_catalog.min(r.due_at) OPERATOR(pg_catalog.-) pg_catalog.clock_timestamp()) \
              FROM hlculid.hlculid_consumer_retries r \
-             WHERE r.consumer OPERATOR(pg_catalog.=) $1 AND r.delivered_in IS NULL) \
-          FROM (SELECT) one LEFT JOIN hlculid.hlculid_consumer_positions c \
-            ON c.consumer OPERATOR(pg_catalog.=) $1"
+             WHERE r.owner OPERATOR(pg_catalog.=) c.owner AND r.consumer OPERATOR(pg_catalog.=) $1 \
+               AND r.delivered_in IS NULL) \
+          FROM (SELECT) one LEFT JOIN hlculid.hlculid_consumer_positions c ON {MINE}"
     ))
     .unwrap_or_default()
 }
@@ -570,8 +576,10 @@ fn consumer_check(read: &str) -> CString {
 /// before the query), with the consumer's id column as it is now.
 fn consumer_fast_read(row_type: pg_sys::Oid, name: &Arg) -> Option<String> {
     let column = fresh_text(
-        c"SELECT c.id_column::pg_catalog.text FROM hlculid.hlculid_consumer_positions c \
-          WHERE c.consumer OPERATOR(pg_catalog.=) $1",
+        &CString::new(format!(
+            "SELECT c.id_column::pg_catalog.text FROM hlculid.hlculid_consumer_positions c WHERE {MINE}"
+        ))
+        .unwrap_or_default(),
         std::slice::from_ref(name),
     )?;
     let (table, column) = quoted_names(row_type, &column)?;
@@ -579,14 +587,4 @@ fn consumer_fast_read(row_type: pg_sys::Oid, name: &Arg) -> Option<String> {
         "EXISTS (SELECT FROM {table} t WHERE (c.position IS NULL OR t.{column} OPERATOR(pg_catalog.>) c.position) \
          AND t.{column} OPERATOR(pg_catalog.<) $2)"
     ))
-}
-
-fn not_owner(consumer: &str) -> ! {
-    UserError::new(
-        Condition::NotConsumerOwner,
-        format!("permission denied for consumer \"{consumer}\""),
-    )
-    .detail("A consumer belongs to the role that created it.")
-    .hint("Consume it as that role (or a member of it), or create a consumer of your own.")
-    .raise()
 }

@@ -3,7 +3,8 @@ Writers that commit out of order and roll back beside consumers (and a naive cur
 rows in the same run); rollback redelivers; the work of the consuming transaction happens once;
 two sessions of one consumer take turns; a handler that fails on chosen rows retries and parks
 them as dead letters without stopping; waits that wake on commit, time out, end on a cancel, and
-sleep without CPU; the edges' SQLSTATEs; another role cannot touch a consumer."""
+sleep without CPU; the edges' SQLSTATEs; consumer names are per role, and another role (a
+superuser included) cannot touch a consumer."""
 
 import random
 import shutil
@@ -470,6 +471,8 @@ def test_edges_raise_the_right_sqlstates(c):
 
 
 def test_another_role_cannot_touch_a_consumer(c):
+    """Names are per role: bob's 'alices' is bob's own; alice's rows are invisible to him (row-level
+    security), a superuser's calls never find them, and a member must SET ROLE to use them."""
     c.sql("CREATE ROLE alice LOGIN; CREATE ROLE bob LOGIN; CREATE ROLE alice_team LOGIN IN ROLE alice")
     c.sql("GRANT SELECT ON ev TO alice, bob, alice_team")
     c.sql("INSERT INTO ev (n) VALUES (1)")
@@ -477,40 +480,77 @@ def test_another_role_cannot_touch_a_consumer(c):
         a.execute("SELECT hlculid_consumer_create('alices', 'ev')")
         (i,) = a.execute("SELECT id::text FROM hlculid_consume('alices', NULL::ev)").fetchone()
         a.execute("BEGIN")
-        a.execute("SELECT hlculid_consume_retry('alices', %s::hlculid, '1 h')", (i,))
+        a.execute("SELECT hlculid_consume_retry('alices', %s::hlculid, '1 h', 'card declined')", (i,))
         a.execute("COMMIT")
     ident = f"'{i}'::hlculid"
     with c.connect(user="bob") as b:
-        for q in ["SELECT * FROM hlculid_consume('alices', NULL::ev)",
-                  "SELECT hlculid_consumer_wait('alices', '0 s')",
-                  f"SELECT hlculid_consume_retry('alices', {ident})",
-                  "SELECT hlculid_consumer_reset('alices')",
-                  "SELECT hlculid_consumer_drop('alices')",
-                  "SELECT hlculid_dead_letter_requeue('alices')",
-                  # the tables directly: the guard trigger
-                  "UPDATE hlculid.hlculid_consumer_positions SET position = NULL WHERE consumer = 'alices'",
-                  "UPDATE hlculid.hlculid_consumer_positions SET owner = 'bob' WHERE consumer = 'alices'",
-                  "DELETE FROM hlculid.hlculid_consumer_positions WHERE consumer = 'alices'",
-                  "DELETE FROM hlculid.hlculid_consumer_retries WHERE consumer = 'alices'",
-                  f"INSERT INTO hlculid.hlculid_dead_letters VALUES ('alices', 'ev', {ident}, 1, NULL, now())",
-                  "INSERT INTO hlculid.hlculid_consumer_positions VALUES "
-                  "('bobs', 'ev', 'id', 'alice', NULL, 5, now(), now())",
-                  "TRUNCATE hlculid.hlculid_consumer_positions CASCADE",
-                  "SELECT * FROM hlculid.hlculid_consumers"]:
-            assert sqlstate(b, q) == "42501", q
-        # bob's own consumer works
-        assert b.execute("SELECT count(*) FROM hlculid_consume('bobs', NULL::ev)").fetchone()[0] == 1
-    assert c.sql("SELECT position IS NOT NULL, owner::text FROM hlculid.hlculid_consumer_positions "
-                 "WHERE consumer = 'alices'") == [(True, "alice")]
-    assert c.one("SELECT count(*) FROM hlculid.hlculid_consumer_retries WHERE consumer = 'alices'") == 1
-    # a member of alice's role may; a superuser may; pg_monitor reads the view
+        for q, state in [("SELECT hlculid_consumer_wait('alices', '0 s')", "42704"),
+                         (f"SELECT hlculid_consume_retry('alices', {ident})", "42704"),
+                         ("SELECT hlculid_consumer_reset('alices')", "42704"),
+                         ("SELECT hlculid_dead_letter_requeue('alices')", "42704"),
+                         # the tables directly: row-level security's WITH CHECK, privileges
+                         (f"INSERT INTO hlculid.hlculid_dead_letters VALUES ('alices', 'alice', 'ev', {ident}, 1, NULL, now())",
+                          "42501"),
+                         (f"INSERT INTO hlculid.hlculid_consumer_retries VALUES ('alices', 'alice', {ident}, 0, '-infinity')",
+                          "42501"),
+                         ("INSERT INTO hlculid.hlculid_consumer_positions VALUES "
+                          "('bobs', 'ev', 'id', 'alice', NULL, 5, now(), now())", "42501"),
+                         ("TRUNCATE hlculid.hlculid_consumer_positions CASCADE", "42501"),
+                         ("SELECT * FROM hlculid.hlculid_consumers", "42501")]:
+            assert sqlstate(b, q) == state, q
+        assert b.execute("SELECT hlculid_consumer_drop('alices')").fetchone()[0] is False
+        # alice's rows: not read, not locked, not changed
+        for t in ["positions", "retries"]:
+            assert b.execute(f"SELECT count(*) FROM hlculid.hlculid_consumer_{t}").fetchone()[0] == 0
+            assert b.execute(f"SELECT count(*) FROM (SELECT FROM hlculid.hlculid_consumer_{t} FOR UPDATE) x").fetchone()[0] == 0
+        assert b.execute("UPDATE hlculid.hlculid_consumer_positions SET position = NULL").rowcount == 0
+        assert b.execute("DELETE FROM hlculid.hlculid_consumer_retries").rowcount == 0
+        # bob's own 'alices', from the start of the table, beside alice's
+        assert b.execute("SELECT count(*) FROM hlculid_consume('alices', NULL::ev)").fetchone()[0] == 1
+        # and bob cannot give his consumer to alice, nor move it to another table
+        assert sqlstate(b, "UPDATE hlculid.hlculid_consumer_positions SET owner = 'alice'") == "42501"
+        assert sqlstate(b, "UPDATE hlculid.hlculid_consumer_positions SET relation = 'done'") == "55000"
+    assert c.sql("SELECT owner::text, position = %s::hlculid FROM hlculid.hlculid_consumer_positions "
+                 "WHERE consumer = 'alices' ORDER BY 1", (i,)) == [("alice", True), ("bob", True)]
+    assert c.sql("SELECT owner::text, last_error FROM hlculid.hlculid_consumer_retries") == [("alice", "card declined")]
+    # a superuser bypasses row-level security; the guard trigger still keeps owner and table
+    assert sqlstate(c.connect(), "UPDATE hlculid.hlculid_consumer_positions SET owner = 'bob' "
+                                 "WHERE owner = 'alice'::regrole") == "42501"
+    assert sqlstate(c.connect(), "UPDATE hlculid.hlculid_consumer_positions SET relation = 'done' "
+                                 "WHERE owner = 'alice'::regrole") == "55000"
+    # a member of alice's role uses her consumer as alice, not under its own name
     with c.connect(user="alice_team") as m:
+        assert sqlstate(m, "SELECT hlculid_consumer_wait('alices', '0 s')") == "42704"
+        m.execute("SET ROLE alice")
         assert m.execute("SELECT hlculid_consumer_wait('alices', '0 s')").fetchone()[0] is False
-        m.execute("SELECT hlculid_consumer_reset('alices')")
+    # pg_monitor reads the view: every role's consumers, with their owners
     c.sql("GRANT pg_monitor TO bob")
     with c.connect(user="bob") as b:
-        assert b.execute("SELECT count(*) FROM hlculid.hlculid_consumers").fetchone()[0] == 2
-    assert c.one("SELECT hlculid_consumer_drop('alices')") is True
+        assert b.execute("SELECT consumer, owner::text FROM hlculid.hlculid_consumers ORDER BY 2").fetchall() == \
+            [("alices", "alice"), ("alices", "bob")]
+    # the superuser has no 'alices': dropping its own finds none, alice's stays
+    assert c.one("SELECT hlculid_consumer_drop('alices')") is False
+    assert c.one("SELECT count(*) FROM hlculid.hlculid_consumer_positions") == 2
+
+
+def test_a_superusers_consume_never_finds_another_roles_consumer(c):
+    """A superuser's calls resolve a name among its own consumers: carol's 'shared' (moved past
+    every row) is neither read, moved, reset nor dropped by the superuser's 'shared'."""
+    c.sql("CREATE ROLE carol LOGIN")
+    c.sql("GRANT SELECT ON ev TO carol")
+    c.sql("INSERT INTO ev (n) SELECT g FROM generate_series(1, 3) g")
+    with c.connect(user="carol") as a:
+        assert a.execute("SELECT count(*) FROM hlculid_consume('shared', NULL::ev)").fetchone()[0] == 3
+        a.execute("SELECT hlculid_consume_retry('shared', (SELECT min(id) FROM ev), '0 s')")
+    carols = c.sql("SELECT position::text FROM hlculid.hlculid_consumer_positions")
+    assert sqlstate(c.connect(), "SELECT hlculid_consumer_wait('shared', '0 s')") == "42704"
+    assert sqlstate(c.connect(), "SELECT hlculid_consumer_reset('shared')") == "42704"
+    # the superuser's first call creates its own, at the start: every row, no retry of carol's
+    assert c.one("SELECT count(*) FROM hlculid_consume('shared', NULL::ev)") == 3
+    assert c.one("SELECT hlculid_consumer_drop('shared')") is True
+    assert c.sql("SELECT position::text FROM hlculid.hlculid_consumer_positions") == carols
+    with c.connect(user="carol") as a:
+        assert a.execute("SELECT count(*) FROM hlculid_consume('shared', NULL::ev)").fetchone()[0] == 1  # its retry
 
 
 def test_a_second_call_in_the_consuming_transaction_keeps_a_retrys_count(c):
@@ -528,3 +568,42 @@ def test_a_second_call_in_the_consuming_transaction_keeps_a_retrys_count(c):
         assert conn.execute("SELECT hlculid_consume_retry('k', %s::hlculid, '0 s')", (one,)).fetchone()[0] is False
         conn.commit()
     assert c.sql("SELECT id::text, attempts FROM hlculid.hlculid_dead_letters") == [(one, 2)]
+
+
+def test_a_role_dumps_and_restores_its_own_consumers_with_row_security_on(c, server, tmp_path):
+    """pg_dump by a role that is not a superuser: refused without --enable-row-security (the
+    consumers' tables have row-level security); with it (and --inserts: COPY FROM does not apply
+    policies), the role's own consumers only, restored by the role with pg_restore
+    --enable-row-security. (hlculid.hlculid_horizons, the server's, is a superuser's to dump.)"""
+    import os
+    import subprocess
+    c.sql("CREATE ROLE dana LOGIN; CREATE ROLE erin LOGIN")
+    c.sql(f"ALTER DATABASE {c.dbname} OWNER TO dana")
+    c.sql("GRANT ALL ON ev, done TO dana; GRANT SELECT ON ev TO erin")
+    c.sql("INSERT INTO ev (n) VALUES (1), (2)")
+    with c.connect(user="erin") as e:
+        e.execute("SELECT hlculid_consumer_create('erins', 'ev')")
+    with c.connect(user="dana") as d:
+        assert d.execute("SELECT count(*) FROM hlculid_consume('danas', NULL::ev, 1)").fetchone()[0] == 1
+        d.execute("SELECT hlculid_consume_retry('danas', (SELECT min(id) FROM ev), '1 h', 'oops')")
+    env = dict(os.environ, PGHOST=str(server.dir), PGPORT=str(server.port), PGUSER="dana")
+    dump = tmp_path / "dana.custom"
+    plain = subprocess.run([f"{server.bin}/pg_dump", "-Fc", "-d", c.dbname, "-f", str(dump)],
+                           env=env, capture_output=True, text=True)
+    assert plain.returncode != 0 and "row-level security" in plain.stderr, plain.stderr
+    subprocess.run([f"{server.bin}/pg_dump", "-Fc", "--enable-row-security", "--inserts", "-d", c.dbname,
+                    # the horizons' table is the server's, readable by superusers only
+                    "--exclude-table-data", "hlculid.hlculid_horizons",
+                    "-f", str(dump)], env=env, check=True, capture_output=True, text=True)
+    server.sql("DROP DATABASE IF EXISTS dana_restored")
+    server.sql("CREATE DATABASE dana_restored OWNER dana")
+    server.sql("CREATE EXTENSION hlculid", dbname="dana_restored")
+    r = subprocess.run([f"{server.bin}/pg_restore", "--enable-row-security", "--no-owner", "--no-privileges", "-d", "dana_restored",
+                        str(dump)], env=env, capture_output=True, text=True)
+    # the one error: the extension's comment, which only its owner (a superuser) may set again
+    assert "errors ignored on restore: 1" in r.stderr and "COMMENT ON EXTENSION hlculid" in r.stderr, r.stderr
+    assert server.sql("SELECT consumer, owner::text, relation::text FROM hlculid.hlculid_consumer_positions",
+                      dbname="dana_restored") == [("danas", "dana", "ev")]
+    assert server.sql("SELECT last_error FROM hlculid.hlculid_consumer_retries", dbname="dana_restored") == [("oops",)]
+    with server.connect(user="dana", dbname="dana_restored") as d:
+        assert d.execute("SELECT n FROM hlculid_consume('danas', NULL::ev)").fetchall() == [(2,)]

@@ -46,6 +46,13 @@ SELECT pg_describe_object(classid, objid, 0) || E'\n' || coalesce(CASE classid
          (SELECT string_agg(amopstrategy || ':' || amopopr::regoperator, ',' ORDER BY amopstrategy, amopopr::regoperator::text) FROM pg_amop WHERE amopfamily = opc.opcfamily),
          (SELECT string_agg(amprocnum || ':' || amproc::regprocedure, ',' ORDER BY amprocnum, amproc::regprocedure::text) FROM pg_amproc WHERE amprocfamily = opc.opcfamily))
        FROM pg_opclass opc JOIN pg_opfamily opf ON opf.oid = opc.opcfamily WHERE opc.oid = objid)
+    WHEN 'pg_class'::regclass THEN
+      -- row-level security and its policies (hlculid's consumer tables)
+      (SELECT format('rls=%s force=%s policies=[%s]', c.relrowsecurity, c.relforcerowsecurity,
+         (SELECT string_agg(format('%s %s %s %s using=%s check=%s', polname, polcmd, polpermissive, polroles::regrole[],
+                  pg_get_expr(polqual, polrelid), pg_get_expr(polwithcheck, polrelid)), ';' ORDER BY polname)
+          FROM pg_policy WHERE polrelid = c.oid))
+       FROM pg_class c WHERE c.oid = objid)
     WHEN 'pg_cast'::regclass THEN
       (SELECT format('%s %s %s', castfunc::regprocedure, castcontext, castmethod) FROM pg_cast WHERE oid = objid)
     ELSE '' END, '') || E'\ncomment: ' || coalesce(obj_description(objid, classid::regclass::text), '')
