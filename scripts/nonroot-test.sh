@@ -2,7 +2,7 @@
 # A slice of the suite run by a user who is not root, so that running the tests without root cannot
 # rot: the step "non-root pgN" of make test (tools/matrix.py). Against the installed build of MAJOR.
 #   As root: makes the user hlculid-dev (HLCULID_NONROOT_USER; a system user, no login, no home)
-#   if it is missing, copies the checkout's files (git ls-files, with uncommitted changes) where
+#   if it is missing, copies the checkout's tracked files (git ls-files -c, with uncommitted changes) where
 #   that user can read them (the checkout may be under /root), gives them a venv of the system's
 #   python3 (made once), and runs itself from the copy as that user.
 #   As any other user: the slice, as that user: pg_regress with a few files, then the integration
@@ -30,7 +30,7 @@ if is_root; then
   root_dir "$base" && root_dir "$CACHE_ROOT"
   rm -rf "$tree"
   mkdir "$tree"
-  (cd "$REPO" && git ls-files -co --exclude-standard -z | tar --null --ignore-failed-read -T - -cf -) \
+  (cd "$REPO" && git ls-files -c -z | tar --null --ignore-failed-read -T - -cf -) \
     | tar -xf - -C "$tree"
   # A venv any user can run: the system's python3 (the checkout's venv may be of a python under
   # /root), with the slice's two pinned packages from tests/requirements.txt; made once per pin.
