@@ -265,18 +265,24 @@ fn timeout_of(function: &str, timeout: Option<Interval>) -> Duration {
 /// One argument of [`fresh_query`]: its type and value (NULL: `None`).
 type Arg = (pg_sys::Oid, Option<pg_sys::Datum>);
 
-/// Runs `sql` with a new snapshot (SPI not read-only: READ COMMITTED takes one per statement,
-/// and no transaction id is assigned for it) and returns the first row's by-value columns.
-fn fresh_query(sql: &CStr, args: &[Arg], ncols: usize) -> Vec<Option<pg_sys::Datum>> {
-    let mut types: Vec<pg_sys::Oid> = args.iter().map(|a| a.0).collect();
-    let mut values: Vec<pg_sys::Datum> = args
+/// SPI's three parallel arrays for `args`: types, values, and nulls (`'n'` for NULL, `' '` not).
+fn spi_params(args: &[Arg]) -> (Vec<pg_sys::Oid>, Vec<pg_sys::Datum>, Vec<core::ffi::c_char>) {
+    let types = args.iter().map(|a| a.0).collect();
+    let values = args
         .iter()
         .map(|a| a.1.unwrap_or(pg_sys::Datum::from(0)))
         .collect();
-    let nulls: Vec<core::ffi::c_char> = args
+    let nulls = args
         .iter()
         .map(|a| if a.1.is_some() { b' ' } else { b'n' } as core::ffi::c_char)
         .collect();
+    (types, values, nulls)
+}
+
+/// Runs `sql` with a new snapshot (SPI not read-only: READ COMMITTED takes one per statement,
+/// and no transaction id is assigned for it) and returns the first row's by-value columns.
+fn fresh_query(sql: &CStr, args: &[Arg], ncols: usize) -> Vec<Option<pg_sys::Datum>> {
+    let (mut types, mut values, nulls) = spi_params(args);
     // SAFETY: SPI's protocol, within the function's call; the arrays live across the call; the
     // columns read are by-value types (bool, float8), copied out before SPI_finish.
     unsafe {
@@ -307,15 +313,7 @@ fn fresh_query(sql: &CStr, args: &[Arg], ncols: usize) -> Vec<Option<pg_sys::Dat
 
 /// [`fresh_query`] for one text column of the first row (copied out before SPI_finish).
 fn fresh_text(sql: &CStr, args: &[Arg]) -> Option<String> {
-    let mut types: Vec<pg_sys::Oid> = args.iter().map(|a| a.0).collect();
-    let mut values: Vec<pg_sys::Datum> = args
-        .iter()
-        .map(|a| a.1.unwrap_or(pg_sys::Datum::from(0)))
-        .collect();
-    let nulls: Vec<core::ffi::c_char> = args
-        .iter()
-        .map(|a| if a.1.is_some() { b' ' } else { b'n' } as core::ffi::c_char)
-        .collect();
+    let (mut types, mut values, nulls) = spi_params(args);
     // SAFETY: as in fresh_query; the text is copied into a Rust String before SPI_finish frees
     // the tuple table.
     unsafe {
