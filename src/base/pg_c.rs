@@ -175,3 +175,29 @@ pub mod libpq {
         .map_err(String::as_str)
     }
 }
+
+/// Whether this backend holds ROW EXCLUSIVE on relation `relid` of its database (the lock every
+/// INSERT, COPY FROM, UPDATE, DELETE and MERGE takes on its target until its transaction's locks
+/// are released): a lookup in the backend's own lock table, no catalog access, no error.
+pub fn holds_row_exclusive(relid: pg_sys::Oid) -> bool {
+    let mut tag = pg_sys::LOCKTAG {
+        // SAFETY: a backend global, set once at connection.
+        locktag_field1: unsafe { pg_sys::MyDatabaseId }.to_u32(),
+        locktag_field2: relid.to_u32(),
+        locktag_field3: 0,
+        locktag_field4: 0,
+        locktag_type: pg_sys::LockTagType::LOCKTAG_RELATION as u8,
+        locktag_lockmethodid: pg_sys::DEFAULT_LOCKMETHOD as u8,
+    };
+    // SAFETY: the tag lives across the call; LockHeldByMe only searches the local lock table.
+    unsafe {
+        #[cfg(any(feature = "pg15", feature = "pg16"))]
+        {
+            pg_sys::LockHeldByMe(&mut tag, pg_sys::RowExclusiveLock as _)
+        }
+        #[cfg(any(feature = "pg17", feature = "pg18"))]
+        {
+            pg_sys::LockHeldByMe(&mut tag, pg_sys::RowExclusiveLock as _, false)
+        }
+    }
+}

@@ -1,7 +1,7 @@
 //! The library's transaction callbacks, registered in the postmaster while preloading (every
 //! backend inherits them): the horizon's slot (src/horizon/slots.rs) and the transaction's id
 //! group (src/generate/tx.rs) end with their transaction, and the waiters of src/horizon/wait.rs
-//! wake. Only a flag check and one atomic read for transactions that made no ids.
+//! wake. Only a flag check and two atomic reads for transactions that made no ids.
 //!
 //! The slot is released by a resource-release callback, not at `XACT_EVENT_COMMIT`: transaction
 //! callbacks run last-registered-first, so with `citus` before `hlculid` in
@@ -25,10 +25,17 @@ unsafe extern "C-unwind" fn on_xact_event(
 #[pg_guard]
 unsafe extern "C-unwind" fn on_resource_release(
     phase: pg_sys::ResourceReleasePhase::Type,
-    _is_commit: bool,
+    is_commit: bool,
     is_top_level: bool,
     _arg: *mut core::ffi::c_void,
 ) {
+    // before the locks go: which tables the committed transaction wrote (its ROW EXCLUSIVE locks)
+    if is_top_level
+        && is_commit
+        && phase == pg_sys::ResourceReleasePhase::RESOURCE_RELEASE_BEFORE_LOCKS
+    {
+        wait::table_written();
+    }
     if is_top_level && phase == pg_sys::ResourceReleasePhase::RESOURCE_RELEASE_AFTER_LOCKS {
         wait::transaction_ended(slots::after_transaction());
     }

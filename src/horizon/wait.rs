@@ -1,14 +1,23 @@
 //! Waiting for rows without polling: `hlculid_wait` and `hlculid_consumer_wait` sleep on one
-//! shared ConditionVariable that the end of every transaction that made ids broadcasts, and the
-//! end of any transaction while a prepared transaction's hold may have ended, as long as someone
-//! waits (src/generate/xact_callbacks.rs calls [`transaction_ended`]).
+//! shared ConditionVariable, broadcast at the end of a transaction (src/generate/xact_callbacks.rs
+//! calls [`table_written`] and [`transaction_ended`]) when what it did can have made a waiter's
+//! row readable:
+//! - it committed and wrote the table a waiter waits on: it holds that table's ROW EXCLUSIVE
+//!   lock until its locks are released, looked up in its own lock table (no catalog access);
+//! - it made ids (its slot moved the horizon) and some waiter waits on the horizon: a waiter
+//!   whose last check saw rows after its position that the horizon still hid, or one whose table
+//!   inserts may bypass (a partitioned or inherited table, a view, one Citus manages);
+//! - a prepared transaction's hold may have ended with it (COMMIT or ROLLBACK PREPARED).
+//! A waiter whose last check found no row at all after its position sleeps through commits that
+//! wrote other tables: ten idle consumers cost writers elsewhere a few lock-table lookups a commit.
 //!
-//! The writer's side is one atomic read when no one waits. The count of waiters and the
-//! released slot form a Dekker pair: the waiter counts itself, then (fence) checks; the writer
-//! clears its slot, then (fence) reads the count. Either the writer sees the waiter and
-//! broadcasts, or the waiter's check sees the cleared slot. A broadcast bumps a sequence number
-//! first, so a waiter that read the number before its check never sleeps through a broadcast
-//! that came after it.
+//! Each waiter is in horizon mode while it checks and leaves it only when the check found
+//! nothing after its position, so a writer ending in between cannot go unseen. The counts and
+//! what a writer did form Dekker pairs: the waiter registers (its table, its mode), then (fence)
+//! checks with a new snapshot; the writer's commit is visible (or its slot cleared), then (fence)
+//! it reads the registrations. Either the writer sees the waiter, or the waiter's check sees
+//! what the writer did. A broadcast bumps a sequence number first, so a waiter that read the
+//! number before its check never sleeps through a broadcast that came after it.
 //!
 //! Each check is a query with a NEW snapshot (SPI not read-only, READ COMMITTED statement
 //! semantics), never the caller's: `hlculid_read(table_row, after, 1)` for `hlculid_wait`, the
@@ -23,7 +32,7 @@ use crate::horizon::prepared as prepared_holds;
 use crate::types::datum::Hlculid;
 use pgrx::prelude::*;
 use std::ffi::{CStr, CString};
-use std::sync::atomic::{fence, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// The longest a waiter on a table Citus manages sleeps between checks: another node's commit
@@ -31,13 +40,31 @@ use std::time::{Duration, Instant};
 /// keeps moves (0.6.0), and this is the backstop.
 const CITUS_RECHECK: Duration = Duration::from_millis(250);
 
+/// Waiters that register their table; more wait in horizon mode only (still correct, woken
+/// more often).
+const TABLE_SLOTS: usize = 256;
+
 #[repr(C, align(64))]
 struct Shared {
     /// Backends inside a wait.
     waiters: AtomicU32,
-    /// Bumped by every broadcast, before it wakes anyone.
+    /// Waiters in horizon mode: woken by every transaction that made ids.
+    horizon_waiters: AtomicU32,
+    /// Bumped by every broadcast for the waiters in horizon mode (and for everyone), before it
+    /// wakes anyone.
     seq: AtomicU64,
+    /// One past the highest table slot ever taken (writers read no further).
+    used: AtomicU32,
+    /// The table each registered waiter waits on.
+    tables: [TableSlot; TABLE_SLOTS],
     cv: pg_sys::ConditionVariable,
+}
+
+struct TableSlot {
+    /// The table (0: a free slot).
+    oid: AtomicU32,
+    /// Bumped when a committed transaction wrote it (and for everyone), before the broadcast.
+    seq: AtomicU64,
 }
 
 static SHARED: AtomicPtr<Shared> = AtomicPtr::new(std::ptr::null_mut());
@@ -95,26 +122,68 @@ fn cv(s: &'static Shared) -> *mut pg_sys::ConditionVariable {
     (&raw const s.cv).cast_mut()
 }
 
-/// The resource-release callback's part (src/generate/xact_callbacks.rs), after the slot was cleared:
-/// wakes the waiters when the transaction made ids (`made_ids`), or when a prepared
-/// transaction's hold may have ended with it (COMMIT or ROLLBACK PREPARED run in some backend's
-/// transaction, which this is). Without waiters: a fence for a transaction that made ids, one
-/// atomic read otherwise.
+/// Whether this backend's committing transaction wrote a table a waiter waits on (whose slots
+/// [`table_written`] bumped): the broadcast comes from [`transaction_ended`], after the slot.
+static WROTE_WAITED_TABLE: AtomicBool = AtomicBool::new(false);
+
+/// The resource-release callback's part before locks are released (src/generate/xact_callbacks.rs),
+/// on commit only: whether the transaction holds ROW EXCLUSIVE on a table some waiter waits on
+/// (INSERT, COPY, UPDATE, MERGE, logical replication's apply take it until the end). Its commit
+/// is visible in the proc array by now. Without waiters: one atomic read.
+pub fn table_written() {
+    let Some(s) = shared() else { return };
+    // ProcArrayEndTransaction's release of ProcArrayLock, a full barrier, came before
+    if s.waiters.load(Ordering::SeqCst) == 0 {
+        return;
+    }
+    for t in used_slots(s) {
+        let oid = t.oid.load(Ordering::SeqCst);
+        if oid != 0 && crate::base::pg_c::holds_row_exclusive(pg_sys::Oid::from(oid)) {
+            t.seq.fetch_add(1, Ordering::SeqCst);
+            WROTE_WAITED_TABLE.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+fn used_slots(s: &'static Shared) -> &'static [TableSlot] {
+    &s.tables[..(s.used.load(Ordering::SeqCst) as usize).min(TABLE_SLOTS)]
+}
+
+/// Every waiter's numbers bumped: rows may have come to any table.
+fn bump_all(s: &'static Shared) {
+    for t in used_slots(s) {
+        t.seq.fetch_add(1, Ordering::SeqCst);
+    }
+    s.seq.fetch_add(1, Ordering::SeqCst);
+}
+
+/// The resource-release callback's part after the locks (src/generate/xact_callbacks.rs), after
+/// the slot was cleared: wakes the waiters when the transaction wrote a waited table
+/// ([`table_written`]), when it made ids (`made_ids`) and someone waits on the horizon, or when a
+/// prepared transaction's hold may have ended with it (COMMIT or ROLLBACK PREPARED run in some
+/// backend's transaction, which this is). Without waiters: a fence for a transaction that made
+/// ids, one atomic read otherwise.
 pub fn transaction_ended(made_ids: bool) {
+    let wrote = WROTE_WAITED_TABLE.swap(false, Ordering::Relaxed);
     let Some(s) = shared() else { return };
     if made_ids {
-        // the slot's clearing before the count's read (the Dekker pair in the module's note)
+        // the slot's clearing before the counts' read (the Dekker pair in the module's note)
         fence(Ordering::SeqCst);
     }
-    if s.waiters.load(Ordering::Relaxed) == 0 {
+    if s.waiters.load(Ordering::Relaxed) == 0 && !wrote {
         return;
     }
     // A COMMIT PREPARED's end in the proc array came under ProcArrayLock, whose release is a
-    // full barrier before this read.
-    if !made_ids && !prepared_holds::any() {
+    // full barrier before this read; its rows may be in any table, so everyone wakes.
+    let prepared = !made_ids && s.waiters.load(Ordering::Relaxed) > 0 && prepared_holds::any();
+    let horizon = made_ids && s.horizon_waiters.load(Ordering::SeqCst) > 0;
+    if prepared {
+        bump_all(s);
+    } else if horizon {
+        s.seq.fetch_add(1, Ordering::SeqCst);
+    } else if !wrote {
         return;
     }
-    s.seq.fetch_add(1, Ordering::SeqCst);
     // SAFETY: the shared ConditionVariable, initialised at startup; any backend may broadcast.
     unsafe { pg_sys::ConditionVariableBroadcast(cv(s)) };
 }
@@ -127,31 +196,102 @@ pub fn wake() {
     if s.waiters.load(Ordering::SeqCst) == 0 {
         return;
     }
-    s.seq.fetch_add(1, Ordering::SeqCst);
+    bump_all(s);
     // SAFETY: the shared ConditionVariable, initialised at startup; any backend may broadcast.
     unsafe { pg_sys::ConditionVariableBroadcast(cv(s)) };
 }
 
-/// Whether this backend counts in `waiters` (for the exit backstop), and whether that backstop
-/// is registered.
-static COUNTED: BackendLocal<(bool, bool)> = BackendLocal::new((false, false));
+/// This backend's registration among the waiters (for the exit backstop, which gives it back).
+#[derive(Clone, Copy)]
+struct Registration {
+    /// Counted in `waiters`.
+    counted: bool,
+    /// Counted in `horizon_waiters`.
+    horizon: bool,
+    /// The table slot taken, if any.
+    slot: Option<usize>,
+    /// The exit backstop is registered (once per process).
+    at_exit: bool,
+}
+
+static REGISTERED: BackendLocal<Registration> = BackendLocal::new(Registration {
+    counted: false,
+    horizon: false,
+    slot: None,
+    at_exit: false,
+});
+
+fn registration() -> Registration {
+    // SAFETY: the backend's thread; a copy out.
+    unsafe { REGISTERED.with(|r| *r) }
+}
+
+fn set_registration(f: impl FnOnce(&mut Registration)) {
+    // SAFETY: the backend's thread; the closure does not reach REGISTERED again.
+    unsafe { REGISTERED.with(f) }
+}
 
 /// This backend's place among the waiters, given back when dropped: also when a check raises
 /// (pgrx unwinds through here), and at exit (FATAL exits without unwinding).
 struct Waiting(&'static Shared);
 
 impl Waiting {
-    fn start(s: &'static Shared) -> Self {
-        // SAFETY: the backend's thread; the closure does not reach COUNTED again.
-        let registered = unsafe { COUNTED.with(|c| std::mem::replace(&mut c.1, true)) };
-        if !registered {
-            // SAFETY: a callback for the life of the process; it only gives the count back.
+    /// Registers a waiter in horizon mode, with `table` in a slot when it is given and one is
+    /// free (a waiter without a slot stays in horizon mode).
+    fn start(s: &'static Shared, table: Option<pg_sys::Oid>) -> Self {
+        if !registration().at_exit {
+            // SAFETY: a callback for the life of the process; it only gives the counts back.
             unsafe { pg_sys::on_shmem_exit(Some(on_exit), pg_sys::Datum::from(0)) };
+            set_registration(|r| r.at_exit = true);
         }
+        // the table before the counts: a writer that sees the count sees the table
+        let slot = table.and_then(|oid| {
+            let oid = oid.to_u32();
+            let i = s.tables.iter().position(|t| {
+                t.oid
+                    .compare_exchange(0, oid, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_ok()
+            })?;
+            s.used.fetch_max(i as u32 + 1, Ordering::SeqCst);
+            Some(i)
+        });
+        set_registration(|r| r.slot = slot);
+        s.horizon_waiters.fetch_add(1, Ordering::SeqCst);
+        set_registration(|r| r.horizon = true);
         s.waiters.fetch_add(1, Ordering::SeqCst);
-        // SAFETY: as above.
-        unsafe { COUNTED.with(|c| c.0 = true) };
+        set_registration(|r| r.counted = true);
         Waiting(s)
+    }
+
+    /// Horizon mode on (before every check) or off (after a check found no row at all after
+    /// the position; only with a table slot, whose writers wake it).
+    fn horizon_mode(&self, on: bool) {
+        let r = registration();
+        if r.horizon == on || (!on && r.slot.is_none()) {
+            return;
+        }
+        if on {
+            self.0.horizon_waiters.fetch_add(1, Ordering::SeqCst);
+        } else {
+            self.0.horizon_waiters.fetch_sub(1, Ordering::SeqCst);
+        }
+        set_registration(|r| r.horizon = on);
+    }
+
+    /// The numbers that a broadcast meant for this waiter bumps: (horizon, its table's).
+    fn seen(&self) -> (u64, u64) {
+        let table = registration()
+            .slot
+            .map_or(0, |i| self.0.tables[i].seq.load(Ordering::SeqCst));
+        (self.0.seq.load(Ordering::SeqCst), table)
+    }
+
+    /// Whether a broadcast since `seen` was meant for this waiter, in its mode.
+    fn woken(&self, seen: (u64, u64)) -> bool {
+        let r = registration();
+        (r.horizon && self.0.seq.load(Ordering::SeqCst) != seen.0)
+            || r.slot
+                .is_some_and(|i| self.0.tables[i].seq.load(Ordering::SeqCst) != seen.1)
     }
 }
 
@@ -162,10 +302,21 @@ impl Drop for Waiting {
 }
 
 fn give_back(s: &'static Shared) {
-    // SAFETY: the backend's thread; only this flag.
-    if unsafe { COUNTED.with(|c| std::mem::replace(&mut c.0, false)) } {
+    let r = registration();
+    if r.counted {
         s.waiters.fetch_sub(1, Ordering::SeqCst);
     }
+    if r.horizon {
+        s.horizon_waiters.fetch_sub(1, Ordering::SeqCst);
+    }
+    if let Some(i) = r.slot {
+        s.tables[i].oid.store(0, Ordering::SeqCst);
+    }
+    set_registration(|r| {
+        r.counted = false;
+        r.horizon = false;
+        r.slot = None;
+    });
 }
 
 unsafe extern "C-unwind" fn on_exit(_code: core::ffi::c_int, _arg: pg_sys::Datum) {
@@ -174,25 +325,38 @@ unsafe extern "C-unwind" fn on_exit(_code: core::ffi::c_int, _arg: pg_sys::Datum
     }
 }
 
-/// What a check found: ready, or how long until something is due (a retry's time).
+/// What a check found: ready; or how long until something is due (a retry's time), and whether
+/// rows after the position exist that the horizon still hides (or might: not known).
 struct Found {
     ready: bool,
     due_in: Option<Duration>,
+    hidden: bool,
 }
 
 /// Checks until `check` finds something or `timeout` passes, sleeping on the ConditionVariable
-/// in between, at most `cap` at a time when given.
-fn wait_loop(timeout: Duration, cap: Option<Duration>, mut check: impl FnMut() -> Found) -> bool {
+/// in between, at most `cap` at a time when given. `table`: the table whose writers wake this
+/// waiter when its last check found no row after its position (None: every transaction that
+/// made ids wakes it). `check` is given its table's number read before it (written since: bumped).
+fn wait_loop(
+    timeout: Duration,
+    cap: Option<Duration>,
+    table: Option<pg_sys::Oid>,
+    mut check: impl FnMut(u64) -> Found,
+) -> bool {
     let Some(s) = shared() else { not_preloaded() };
     let deadline = Instant::now() + timeout;
-    let _waiting = Waiting::start(s);
+    let waiting = Waiting::start(s, table);
     loop {
-        let seen = s.seq.load(Ordering::SeqCst);
-        // the count and the number before the check's reads of the slots (the Dekker pair)
+        waiting.horizon_mode(true);
+        let seen = waiting.seen();
+        // the registration and the numbers before the check's reads (the Dekker pairs)
         fence(Ordering::SeqCst);
-        let found = check();
+        let found = check(seen.1);
         if found.ready {
             return true;
+        }
+        if !found.hidden {
+            waiting.horizon_mode(false);
         }
         let now = Instant::now();
         if now >= deadline {
@@ -202,18 +366,19 @@ fn wait_loop(timeout: Duration, cap: Option<Duration>, mut check: impl FnMut() -
         for d in [found.due_in, cap].into_iter().flatten() {
             until = until.min(now + d);
         }
-        sleep(s, seen, until);
+        sleep(&waiting, seen, until);
     }
 }
 
-/// Sleeps until a broadcast after `seen`, or `until`.
-fn sleep(s: &'static Shared, seen: u64, until: Instant) {
+/// Sleeps until a broadcast after `seen` meant for this waiter, or `until`.
+fn sleep(waiting: &Waiting, seen: (u64, u64), until: Instant) {
+    let s = waiting.0;
     // SAFETY: the shared ConditionVariable; PostgreSQL's protocol: prepare, sleep in a loop that
     // re-checks the condition, cancel. An interrupt raises from inside the sleep (pgrx unwinds
     // it to the function's boundary); the transaction's abort cancels the sleep then.
     unsafe {
         pg_sys::ConditionVariablePrepareToSleep(cv(s));
-        while s.seq.load(Ordering::SeqCst) == seen {
+        while !waiting.woken(seen) {
             let left = until.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 break;
@@ -223,6 +388,8 @@ fn sleep(s: &'static Shared, seen: u64, until: Instant) {
                 break;
             }
         }
+        // Returns bool from PostgreSQL 16 (whether we were signalled), nothing on 15.
+        #[allow(clippy::let_unit_value)]
         let _ = pg_sys::ConditionVariableCancelSleep();
     }
 }
@@ -373,13 +540,16 @@ fn split_last_unquoted_space(s: &str) -> Option<usize> {
     at
 }
 
-/// The cheap re-check on a table of this server: rows after `$1` below the horizon `$2`, the
-/// horizon taken in Rust before the query's new snapshot (the two-statement rule).
+/// The cheap re-check on a table of this server: (rows after `$1` below the horizon `$2`, rows
+/// after `$1` the horizon hides), the horizon taken in Rust before the query's new snapshot (the
+/// two-statement rule).
 fn fast_check_query(row_type: pg_sys::Oid, id_column: &str) -> Option<CString> {
     let (table, column) = quoted_names(row_type, id_column)?;
     CString::new(format!(
         "SELECT EXISTS (SELECT FROM {table} t WHERE ($1 IS NULL OR t.{column} OPERATOR(pg_catalog.>) $1) \
-         AND t.{column} OPERATOR(pg_catalog.<) $2)"
+         AND t.{column} OPERATOR(pg_catalog.<) $2), \
+         EXISTS (SELECT FROM {table} t WHERE ($1 IS NULL OR t.{column} OPERATOR(pg_catalog.>) $1) \
+         AND t.{column} OPERATOR(pg_catalog.>=) $2)"
     ))
     .ok()
 }
@@ -418,25 +588,29 @@ fn hlculid_wait(
     let row_type = unsafe { pg_sys::get_fn_expr_argtype((*fcinfo).flinfo, 0) };
     let citus = citus_table(row_type);
     let cap = citus.then_some(CITUS_RECHECK);
+    let table = (!citus).then(|| writers_wake(row_type)).flatten();
     let args = [(row_type, None), hlculid_arg(after)];
     // the first check is hlculid_read itself (its errors are ours); then, on a table of this
-    // server, the cheap query, and none at all while the horizon has not moved (no row can have
-    // become readable below an unchanged horizon)
-    let mut fast: Option<(CString, u64)> = None;
-    wait_loop(timeout, cap, || {
-        if let Some((query, last)) = &mut fast {
+    // server, the cheap query, and none at all while neither the horizon moved nor a table was
+    // written (no row can have become readable then)
+    let mut fast: Option<(CString, u64, u64, bool)> = None;
+    wait_loop(timeout, cap, table, |table_seen| {
+        if let Some((query, last, last_rows, hidden)) = &mut fast {
             let h = crate::horizon::server::compute();
-            if h == *last {
+            if h == *last && table_seen == *last_rows {
                 return Found {
                     ready: false,
                     due_in: None,
+                    hidden: *hidden,
                 };
             }
-            *last = h;
-            let found = fresh_query(query, &[args[1], horizon_at(h)], 1);
+            (*last, *last_rows) = (h, table_seen);
+            let found = fresh_query(query, &[args[1], horizon_at(h)], 2);
+            *hidden = found[1].is_none_or(|d| d.value() != 0);
             return Found {
                 ready: found[0].is_some_and(|d| d.value() != 0),
                 due_in: None,
+                hidden: *hidden,
             };
         }
         let h = (!citus).then(crate::horizon::server::compute);
@@ -446,13 +620,33 @@ fn hlculid_wait(
             1,
         );
         if let Some(h) = h {
-            fast = fast_check_query(row_type, "id").map(|q| (q, h));
+            fast = fast_check_query(row_type, "id").map(|q| (q, h, table_seen, true));
         }
         Found {
             ready: found[0].is_some_and(|d| d.value() != 0),
             due_in: None,
+            hidden: true,
         }
     })
+}
+
+/// The table of row type `row_type` when its writers are the ones that wake its waiters: a
+/// plain table without children (rows inserted into a partition or an inheriting table directly
+/// take no lock on the parent, and a view's rows come from other tables). None: horizon mode.
+fn writers_wake(row_type: pg_sys::Oid) -> Option<pg_sys::Oid> {
+    let found = fresh_query(
+        c"SELECT c.oid, c.relkind OPERATOR(pg_catalog.=) 'r' AND NOT c.relhassubclass \
+          FROM pg_catalog.pg_type t JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.typrelid \
+          WHERE t.oid OPERATOR(pg_catalog.=) $1",
+        &[(pg_sys::OIDOID, Some(pg_sys::Datum::from(row_type)))],
+        2,
+    );
+    match (found[0], found[1]) {
+        (Some(oid), Some(plain)) if plain.value() != 0 => {
+            Some(pg_sys::Oid::from(oid.value() as u32))
+        }
+        _ => None,
+    }
 }
 
 fn horizon_at(h: u64) -> Arg {
@@ -505,18 +699,20 @@ fn hlculid_consumer_wait(
     // the first check reads through hlculid_read (its errors are ours); then, on a table of
     // this server, the same with the horizon taken here and the table read directly
     let mut fast: Option<CString> = None;
-    wait_loop(timeout, cap, || {
+    let table = (!citus).then(|| writers_wake(row_type)).flatten();
+    wait_loop(timeout, cap, table, |_| {
         // the consumer's row read again each time (a reset moves it); gone: an error
         let found = match &fast {
             Some(query) => fresh_query(
                 query,
                 &[args[0], horizon_at(crate::horizon::server::compute())],
-                3,
+                4,
             ),
             None => {
-                let found = fresh_query(&consumer_check(CONSUMER_FULL_READ), &args, 3);
+                let found = fresh_query(&consumer_check(CONSUMER_FULL_READ, "true"), &args, 4);
                 if !citus {
-                    fast = consumer_fast_read(row_type, &args[0]).map(|read| consumer_check(&read));
+                    fast = consumer_fast_read(row_type, &args[0])
+                        .map(|(read, hidden)| consumer_check(&read, &hidden));
                 }
                 found
             }
@@ -537,6 +733,7 @@ fn hlculid_consumer_wait(
         Found {
             ready: found[1].is_some_and(|d| d.value() != 0),
             due_in,
+            hidden: found[3].is_none_or(|d| d.value() != 0),
         }
     })
 }
@@ -552,8 +749,8 @@ const CONSUMER_FULL_READ: &str =
     "EXISTS (SELECT FROM pg_catalog.hlculid_read($2, c.position, 1, c.id_column))";
 
 /// A consumer's check: (it exists, a retry is due or `read` finds a row, seconds until the
-/// next retry is due), `$1` its name.
-fn consumer_check(read: &str) -> CString {
+/// next retry is due, `hidden`: rows after the position the horizon hides), `$1` its name.
+fn consumer_check(read: &str, hidden: &str) -> CString {
     CString::new(format!(
         "SELECT c.consumer IS NOT NULL, \
             EXISTS (SELECT FROM hlculid.hlculid_consumer_retries r \
@@ -564,15 +761,17 @@ fn consumer_check(read: &str) -> CString {
                      pg_catalog.min(r.due_at) OPERATOR(pg_catalog.-) pg_catalog.clock_timestamp()) \
              FROM hlculid.hlculid_consumer_retries r \
              WHERE r.owner OPERATOR(pg_catalog.=) c.owner AND r.consumer OPERATOR(pg_catalog.=) $1 \
-               AND r.delivered_in IS NULL) \
+               AND r.delivered_in IS NULL), \
+            {hidden} \
           FROM (SELECT) one LEFT JOIN hlculid.hlculid_consumer_positions c ON {MINE}"
     ))
     .unwrap_or_default()
 }
 
-/// The direct read of a consumer's check on a table of this server (`$2`: the horizon taken
-/// before the query), with the consumer's id column as it is now.
-fn consumer_fast_read(row_type: pg_sys::Oid, name: &Arg) -> Option<String> {
+/// The direct reads of a consumer's check on a table of this server (`$2`: the horizon taken
+/// before the query), with the consumer's id column as it is now: (rows below the horizon, rows
+/// the horizon hides).
+fn consumer_fast_read(row_type: pg_sys::Oid, name: &Arg) -> Option<(String, String)> {
     let column = fresh_text(
         &CString::new(format!(
             "SELECT c.id_column::pg_catalog.text FROM hlculid.hlculid_consumer_positions c WHERE {MINE}"
@@ -581,8 +780,11 @@ fn consumer_fast_read(row_type: pg_sys::Oid, name: &Arg) -> Option<String> {
         std::slice::from_ref(name),
     )?;
     let (table, column) = quoted_names(row_type, &column)?;
-    Some(format!(
-        "EXISTS (SELECT FROM {table} t WHERE (c.position IS NULL OR t.{column} OPERATOR(pg_catalog.>) c.position) \
-         AND t.{column} OPERATOR(pg_catalog.<) $2)"
+    let after = format!(
+        "SELECT FROM {table} t WHERE (c.position IS NULL OR t.{column} OPERATOR(pg_catalog.>) c.position)"
+    );
+    Some((
+        format!("EXISTS ({after} AND t.{column} OPERATOR(pg_catalog.<) $2)"),
+        format!("EXISTS ({after} AND t.{column} OPERATOR(pg_catalog.>=) $2)"),
     ))
 }

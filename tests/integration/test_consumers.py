@@ -330,6 +330,74 @@ def test_hlculid_wait_wakes_on_commit_well_before_its_timeout_and_sleeps_without
     assert c.one("SELECT hlculid_wait(NULL::ev, NULL, '0 s')") is True
 
 
+def test_a_waiter_sleeps_through_other_tables_commits_and_wakes_for_its_own(c):
+    """Writers of other tables do not wake a waiter whose table has nothing after its
+    position (a waiter on a partitioned table, which wakes at every commit that made ids, spends
+    CPU in the same run); a commit to its table wakes it even without new ids; a row the horizon
+    hides wakes it when the transaction holding the horizon ends, whatever table that wrote."""
+    c.sql("CREATE TABLE other (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), n int)")
+    c.sql("CREATE TABLE pev (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), n int) PARTITION BY RANGE (id)")
+    c.sql("CREATE TABLE pev_all PARTITION OF pev DEFAULT")
+    c.sql("SELECT hlculid_consumer_create('plain', 'ev')")
+    c.sql("SELECT hlculid_consumer_create('parted', 'pev')")
+    plain_t, plain = timed(c, "SELECT hlculid_consumer_wait('plain', '60 s')")
+    parted_t, parted = timed(c, "SELECT hlculid_consumer_wait('parted', '60 s')")
+    with c.connect() as w:
+        for _ in range(20):  # past the first (full) checks
+            w.execute("INSERT INTO other (n) VALUES (0)")
+        time.sleep(0.3)
+        cpu0 = (cpu_seconds(plain["pid"]), cpu_seconds(parted["pid"]))
+        for _ in range(1500):
+            w.execute("INSERT INTO other (n) VALUES (1)")
+        time.sleep(0.2)
+        cpu1 = (cpu_seconds(plain["pid"]), cpu_seconds(parted["pid"]))
+    spent = (cpu1[0] - cpu0[0], cpu1[1] - cpu0[1])
+    assert plain_t.is_alive() and parted_t.is_alive(), (plain, parted)
+    assert spent[0] <= 0.03, f"the plain table's waiter spent {spent[0]:.2f} s of CPU on other tables' commits"
+    assert spent[1] >= 0.05, f"the control (partitioned) waiter spent only {spent[1]:.2f} s: the run shows nothing"
+    # a row inserted with an id made earlier (no new id, the horizon does not move) wakes it
+    early = c.one("SELECT hlculid_generate()::text")
+    sent = time.monotonic()
+    c.sql("INSERT INTO ev (id, n) VALUES (%s::hlculid, 2)", (early,))
+    plain_t.join(10)
+    assert plain["value"] is True and plain["end"] - sent < 0.5, plain
+    c.sql("INSERT INTO pev (n) VALUES (2)")
+    parted_t.join(10)
+    assert parted["value"] is True, parted
+    with c.connect(autocommit=False) as conn:
+        conn.execute("SELECT * FROM hlculid_consume('plain', NULL::ev)").fetchall()
+        conn.commit()
+    # an older transaction holds the horizon writing another table; a younger row in ev is
+    # hidden until the older one ends, and that end wakes the waiter though it wrote only `other`
+    old = c.connect(autocommit=False)
+    old.execute("INSERT INTO other (n) VALUES (3)")
+    t, out = timed(c, "SELECT hlculid_consumer_wait('plain', '10 s')")
+    time.sleep(0.3)
+    c.sql("INSERT INTO ev (n) VALUES (4)")
+    time.sleep(0.5)
+    assert t.is_alive(), out  # hidden by the older transaction's id
+    old.commit()
+    ended = time.monotonic()
+    old.close()
+    t.join(10)
+    assert out["value"] is True and out["end"] - ended < 0.5, out
+    # the same with hlculid_wait, the waiter idle first, then a hidden row
+    last = c.one("SELECT max(id)::text FROM ev")
+    t, out = timed(c, "SELECT hlculid_wait(NULL::ev, %s::hlculid, '10 s')", (last,))
+    for _ in range(20):
+        c.sql("INSERT INTO other (n) VALUES (5)")
+    old = c.connect(autocommit=False)
+    old.execute("INSERT INTO other (n) VALUES (6)")
+    c.sql("INSERT INTO ev (n) VALUES (7)")
+    time.sleep(0.5)
+    assert t.is_alive(), out
+    old.commit()
+    ended = time.monotonic()
+    old.close()
+    t.join(10)
+    assert out["value"] is True and out["end"] - ended < 0.5, out
+
+
 def test_a_cancel_or_terminate_ends_a_wait_at_once(c):
     t, out = timed(c, "SELECT hlculid_wait(NULL::ev, NULL, '30 s')")
     time.sleep(0.5)
