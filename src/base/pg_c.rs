@@ -180,7 +180,7 @@ pub mod libpq {
 /// INSERT, COPY FROM, UPDATE, DELETE and MERGE takes on its target until its transaction's locks
 /// are released): a lookup in the backend's own lock table, no catalog access, no error.
 pub fn holds_row_exclusive(relid: pg_sys::Oid) -> bool {
-    let mut tag = pg_sys::LOCKTAG {
+    let tag = pg_sys::LOCKTAG {
         // SAFETY: a backend global, set once at connection.
         locktag_field1: unsafe { pg_sys::MyDatabaseId }.to_u32(),
         locktag_field2: relid.to_u32(),
@@ -193,11 +193,11 @@ pub fn holds_row_exclusive(relid: pg_sys::Oid) -> bool {
     unsafe {
         #[cfg(any(feature = "pg15", feature = "pg16"))]
         {
-            pg_sys::LockHeldByMe(&mut tag, pg_sys::RowExclusiveLock as _)
+            pg_sys::LockHeldByMe(&tag, pg_sys::RowExclusiveLock as _)
         }
         #[cfg(any(feature = "pg17", feature = "pg18"))]
         {
-            pg_sys::LockHeldByMe(&mut tag, pg_sys::RowExclusiveLock as _, false)
+            pg_sys::LockHeldByMe(&tag, pg_sys::RowExclusiveLock as _, false)
         }
     }
 }

@@ -8,6 +8,7 @@
 //!   whose last check saw rows after its position that the horizon still hid, or one whose table
 //!   inserts may bypass (a partitioned or inherited table, a view, one Citus manages);
 //! - a prepared transaction's hold may have ended with it (COMMIT or ROLLBACK PREPARED).
+//!
 //! A waiter whose last check found no row at all after its position sleeps through commits that
 //! wrote other tables: ten idle consumers cost writers elsewhere a few lock-table lookups a commit.
 //!
