@@ -145,6 +145,8 @@ for log in "$log_dir"/integration_pg*.log "$log_dir"/citus_pg*.log "$log_dir"/cl
 done | sort -rn | head -12 | sed 's/^/  /'
 if [ "$failed" -gt 0 ]; then
   echo "failed steps: $failed_steps (logs in $log_dir)"
+  # the failing tests by name, last, so that a run whose log only its tail shows still tells them
+  grep -hE '^(FAILED|ERROR) [^ ]+::' "$log_dir"/*.log 2>/dev/null | cut -c1-300 | head -20 | sed 's/^/  /'
 fi
 echo "make test$([ "$tier" = full ] && echo -full) took $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s"
 echo "tests: $passed passed, $failed failed"
