@@ -153,6 +153,23 @@ def write_as_server(path, data, append=False, rename=False, mode=None):
     as_server("sh", "-c", script, "sh", path, input=data, text=not binary)
 
 
+def signal_server_process(pid, sig):
+    """Sends sig to pid, a process a server reported (its postmaster.pid, pg_backend_pid()), once
+    it is shown to run as the servers' user: a pid read from the server is that user's word, and
+    root must not signal another process on it. Gone already: nothing to do."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return
+    uid = int(next(line.split()[1] for line in status.splitlines() if line.startswith("Uid:")))
+    if uid != pwd.getpwnam(SERVER_USER).pw_uid:
+        raise RuntimeError(f"pid {pid} is not a process of {SERVER_USER}: refusing to signal it")
+    try:
+        os.kill(pid, sig)
+    except ProcessLookupError:
+        pass
+
+
 def read_as_server(path, binary=False):
     """A file in a directory of the servers' user, read as that user (str, or bytes if binary)."""
     if not AS_ROOT:
@@ -286,12 +303,9 @@ class Cluster:
         PostgreSQL can tell)."""
         pm = self.postmaster_pid()
         children = subprocess.run(["pgrep", "-P", str(pm)], capture_output=True, text=True).stdout.split()
-        os.kill(pm, signal.SIGKILL)
+        signal_server_process(pm, signal.SIGKILL)
         for c in children:
-            try:
-                os.kill(int(c), signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            signal_server_process(int(c), signal.SIGKILL)
         procs = [pm, *map(int, children)]
         deadline = time.time() + 30
         while any(_running(p) for p in procs):

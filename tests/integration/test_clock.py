@@ -13,6 +13,8 @@ from datetime import datetime, timedelta, timezone
 import psycopg
 import pytest
 
+from pgcluster import read_as_server, signal_server_process
+
 
 def gen_in_order(conn, n):
     """n ids in generation order (the row order of generate_series)."""
@@ -274,7 +276,7 @@ def test_backend_crash_restart_keeps_order(make_cluster):
     victim_pid = victim.execute("SELECT pg_backend_pid()").fetchone()[0]
     last = max(gen_in_order(c.connect(), 5000))
     c.set_clock("-3")
-    os.kill(victim_pid, signal.SIGKILL)  # the postmaster resets shared memory
+    signal_server_process(victim_pid, signal.SIGKILL)  # the postmaster resets shared memory
     time.sleep(0.5)
     c.wait_ready()
     first = c.one("SELECT hlculid_generate()::text")
@@ -291,7 +293,7 @@ def test_high_water_mark_is_persisted_ahead_of_use(make_cluster):
         logical, mark = conn.execute(
             "SELECT logical_time, high_water_mark FROM hlculid_clock()").fetchone()
         assert mark >= logical
-    text = (c.data / "hlculid.hwm").read_text()
+    text = read_as_server(c.data / "hlculid.hwm")
     assert text.startswith("hlculid-hwm 1 ")
     persisted_ms = int(text.split()[2]) >> 16
     assert persisted_ms >= int(mark.timestamp() * 1000) - 1

@@ -3,7 +3,6 @@ generated, and a system clock outside the range an id can hold. In each, no id i
 could sort before an earlier one, the error is the documented one, the server stays up, and
 generation resumes by itself once the fault is gone."""
 
-import errno
 import os
 import pwd
 import subprocess
@@ -13,7 +12,7 @@ import time
 import psycopg
 import pytest
 
-from pgcluster import AS_ROOT, SERVER_USER, give_to_server
+from pgcluster import AS_ROOT, RUN_ROOT, SERVER_USER, as_server
 
 MARK = "hlculid.hwm"
 
@@ -22,19 +21,18 @@ def generate(c):
     return c.one("SELECT hlculid_generate()::text")
 
 
+# Writes the file $1 until its file system is full (1 MiB, then page, then byte writes), then
+# shows not even one byte more fits; run as the servers' user, in its directory.
+FILL = (
+    'dd if=/dev/zero of="$1" bs=1M 2>/dev/null; dd if=/dev/zero bs=4096 2>/dev/null >>"$1"; '
+    'dd if=/dev/zero bs=1 2>/dev/null >>"$1"; '
+    'if printf x 2>/dev/null >"$(dirname "$1")/probe"; then echo "$1: still room"; exit 1; fi'
+)
+
+
 def fill(path):
-    """Writes `path` until the file system is full."""
-    with open(path, "wb", buffering=0) as f:
-        for size in (1 << 20, 4096, 1):
-            try:
-                while True:
-                    f.write(b"\0" * size)
-            except OSError as e:
-                assert e.errno == errno.ENOSPC
-    # the write above may have partly succeeded: make sure not even one page is left
-    with pytest.raises(OSError):
-        with open(path.parent / "probe", "wb") as f:
-            f.write(b"x")
+    """Fills the file system of `path`, as the servers' user."""
+    as_server("sh", "-c", FILL, "sh", str(path))
 
 
 def writer_pid(c):
@@ -48,15 +46,17 @@ def writer_pid(c):
 @pytest.mark.skipif(not AS_ROOT, reason="mounting the tmpfs of a full disk needs root")
 def test_full_data_directory_stops_ids_with_58030_and_they_resume_by_themselves(make_cluster):
     c = make_cluster("diskfull", conf=["hlculid.publisher_id = 5"])
-    # the data directory on its own small tmpfs, so that filling it touches nothing else
-    initdb = c.dir / "data.initdb"
-    c.data.rename(initdb)
-    c.data.mkdir()
+    # the data directory on its own small tmpfs, so that filling it touches nothing else; the
+    # mount point is root's, beside the cluster (root mounts nothing where the servers' user could
+    # put a link), and the servers' user copies the data directory onto it
+    mount_point = RUN_ROOT / f"diskfull-tmpfs-{os.getpid()}"
+    mount_point.mkdir(mode=0o700)
     pw = pwd.getpwnam(SERVER_USER)
     subprocess.run(["mount", "-t", "tmpfs", "-o", f"size=160m,mode=0700,uid={pw.pw_uid},gid={pw.pw_gid}",
-                    "tmpfs", str(c.data)], check=True)
+                    "tmpfs", str(mount_point)], check=True)
+    initdb, c.data = c.data, mount_point
     try:
-        subprocess.run(["cp", "-a", f"{initdb}/.", str(c.data)], check=True)
+        as_server("cp", "-a", "--", f"{initdb}/.", str(c.data))
         c.start()
         c.sql("CREATE EXTENSION hlculid")
         issued = [generate(c) for _ in range(100)]
@@ -87,7 +87,7 @@ def test_full_data_directory_stops_ids_with_58030_and_they_resume_by_themselves(
         assert c.log().count("hlculid: could not write the high-water mark file") == 1
         assert "exited with exit code" not in c.log()
 
-        (c.data / "filler").unlink()
+        as_server("rm", "-f", "--", str(c.data / "filler"), str(c.data / "probe"))
         deadline = time.time() + 10
         while True:
             assert time.time() < deadline, "generation did not resume 10 s after space was freed"
@@ -106,7 +106,9 @@ def test_full_data_directory_stops_ids_with_58030_and_they_resume_by_themselves(
         assert generate(c) > first
     finally:
         c.stop("immediate")
-        subprocess.run(["umount", str(c.data)], check=True)
+        subprocess.run(["umount", str(mount_point)], check=True)
+        mount_point.rmdir()
+        c.data = initdb
 
 
 # libfaketime offsets, in seconds from the real time: 290e9 s is past 10889-08-02 (2^48 ms after
@@ -170,8 +172,7 @@ def test_a_session_waiting_behind_a_stalled_mark_write_can_be_cancelled(make_clu
     c.sql("CREATE EXTENSION hlculid")
     before = generate(c)
     fifo = c.data / (MARK + ".tmp")
-    os.mkfifo(fifo, 0o600)
-    give_to_server(fifo)
+    as_server("mkfifo", "-m", "600", "--", str(fifo))
     # the writer refreshes the mark when less than half a window (500 ms) is left: within about a
     # second it is blocked opening the FIFO, holding the right to write the mark
     time.sleep(1.5)
@@ -180,11 +181,9 @@ def test_a_session_waiting_behind_a_stalled_mark_write_can_be_cancelled(make_clu
     def release():
         """Lets the stalled write finish (a reader opens the FIFO; the write then fails at fsync
         and is retried on a regular file)."""
-        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-        os.unlink(fifo)
+        # as the servers' user, in its directory; opened read-write, which never blocks
+        as_server("sh", "-c", 'exec 3<>"$1"; rm -f -- "$1"; sleep 0.5', "sh", str(fifo))
         released.set()
-        time.sleep(0.5)
-        os.close(fd)
 
     # a watchdog, so that a wait that cannot be cancelled fails the test instead of hanging it
     watchdog = threading.Timer(30, release)
@@ -200,7 +199,7 @@ def test_a_session_waiting_behind_a_stalled_mark_write_can_be_cancelled(make_clu
         assert not released.is_set(), "the wait ended only when the stalled write was released"
         assert waited < 10, waited
         # the write is still stalled, and the server answers
-        assert fifo.exists() and c.one("SELECT 1") == 1
+        assert as_server("test", "-p", str(fifo), check=False).returncode == 0 and c.one("SELECT 1") == 1
     finally:
         watchdog.cancel()
         if not released.is_set():

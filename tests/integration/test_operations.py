@@ -9,7 +9,7 @@ import time
 import psycopg
 import pytest
 
-from pgcluster import PG
+from pgcluster import PG, read_as_server, write_as_server
 
 CONF = ("hlculid.publisher_id = 7", "max_prepared_transactions = 4")
 
@@ -132,14 +132,13 @@ def test_the_failover_procedure_leaves_no_watermark_too_high(make_cluster):
     wait_for(primary, "SELECT count(*) FROM hlculid.hlculid_horizons WHERE publisher = 7", 1)
     standby = make_cluster("ops-failover-standby", standby_of=primary, faketime=True)
     # the new primary publishes nothing itself during the test: the row stays the old primary's
-    with open(standby.data / "postgresql.conf", "a") as f:
-        f.write("hlculid.horizon_interval = 0\n")
+    write_as_server(standby.data / "postgresql.conf", "hlculid.horizon_interval = 0\n", append=True)
     standby.set_clock("-5")
     standby.start()
     standby.wait_ready()
     # until the replicated row is past where the standby's clock will resume: the high-water mark
     # its base backup copied, which reserves a second ahead of the primary's clock then
-    mark_ms = int((standby.data / "hlculid.hwm").read_text().split()[2]) >> 16
+    mark_ms = int(read_as_server(standby.data / "hlculid.hwm").split()[2]) >> 16
     deadline = time.time() + 30
     while time.time() < deadline:
         row = standby.sql("SELECT horizon::text FROM hlculid.hlculid_horizons WHERE publisher = 7")

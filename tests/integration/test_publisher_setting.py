@@ -6,6 +6,8 @@ says the preload is missing (0.3.0 blamed the derived publisher id)."""
 import psycopg
 import pytest
 
+from pgcluster import write_as_server
+
 GENERATORS = ["SELECT hlculid_generate()", "SELECT hlculid_generate_n(3)", "SELECT hlculid_generate_tx()",
               "SELECT hlculid_generate_bigint()", "SELECT hlculid_generate_bigint_n(2)",
               "SELECT hlculid_generate_at('2024-01-01')", "INSERT INTO t DEFAULT VALUES"]
@@ -24,8 +26,7 @@ def test_a_refused_publisher_id_stops_every_generator(make_cluster, value):
     assert c.one("SELECT publisher_source FROM hlculid_clock()") == "invalid hlculid.publisher_id"
     assert "which is not a publisher id; no ids are issued" in c.log()
     # fixed and restarted: ids again, under the publisher set
-    with open(c.data / "postgresql.conf", "a") as f:
-        f.write("hlculid.publisher_id = 12\n")
+    write_as_server(c.data / "postgresql.conf", "hlculid.publisher_id = 12\n", append=True)
     c.stop()
     c.start()
     assert c.one("SELECT hlculid_publisher(hlculid_generate())") == 12

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from pgcluster import by_tier
+from pgcluster import by_tier, write_as_server
 
 LOGICAL = ("wal_level = logical", "max_wal_senders = 10", "max_replication_slots = 10")
 
@@ -46,8 +46,7 @@ def test_the_worker_publishes_the_horizon_of_an_idle_server_and_stops_when_told(
     holder.commit()
     wait_for(lambda: c.one("SELECT horizon::text FROM hlculid.hlculid_horizons") > held, what="release")
     # interval 0: no more rows written
-    with open(c.data / "postgresql.conf", "a") as f:
-        f.write("hlculid.horizon_interval = 0\n")
+    write_as_server(c.data / "postgresql.conf", "hlculid.horizon_interval = 0\n", append=True)
     c.sql("SELECT pg_reload_conf()")
     time.sleep(0.5)
     stopped = c.one("SELECT updated_at FROM hlculid.hlculid_horizons")
@@ -137,8 +136,7 @@ def test_a_reader_below_the_watermark_gets_every_event_once_in_order(fleet):
 
 def test_the_watermark_stops_at_a_publisher_that_stops_publishing(fleet):
     a, b, agg = fleet
-    with open(b.data / "postgresql.conf", "a") as f:
-        f.write("hlculid.horizon_interval = 0\n")
+    write_as_server(b.data / "postgresql.conf", "hlculid.horizon_interval = 0\n", append=True)
     b.sql("SELECT pg_reload_conf()")
     time.sleep(0.5)
     b_last = b.one("SELECT horizon::text FROM hlculid.hlculid_horizons")
@@ -150,7 +148,6 @@ def test_the_watermark_stops_at_a_publisher_that_stops_publishing(fleet):
     # A moved on; the watermark waits for B
     assert agg.one("SELECT hlculid_watermark(ARRAY[10, 11])::text") == b_last
     assert agg.one("SELECT hlculid_watermark(ARRAY[10])::text") > b_last
-    with open(b.data / "postgresql.conf", "a") as f:
-        f.write("hlculid.horizon_interval = 100\n")
+    write_as_server(b.data / "postgresql.conf", "hlculid.horizon_interval = 100\n", append=True)
     b.sql("SELECT pg_reload_conf()")
     wait_for(lambda: agg.one("SELECT hlculid_watermark(ARRAY[10, 11])::text") > b_last, what="B resuming")
