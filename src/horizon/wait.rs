@@ -614,19 +614,36 @@ fn hlculid_wait(
                 hidden: *hidden,
             };
         }
-        let h = (!citus).then(crate::horizon::server::compute);
         let found = fresh_query(
             c"SELECT EXISTS (SELECT FROM pg_catalog.hlculid_read($1, $2, 1))",
             &args,
             1,
         );
-        if let Some(h) = h {
-            fast = fast_check_query(row_type, "id").map(|q| (q, h, table_seen, true));
+        let ready = found[0].is_some_and(|d| d.value() != 0);
+        let mut hidden = true;
+        if !citus {
+            fast = fast_check_query(row_type, "id").map(|q| (q, 0, table_seen, true));
+            // not ready: the cheap query at once, to learn whether rows are hidden (a waiter
+            // with nothing after its position sleeps until its table is written)
+            if let (false, Some((query, last, _, was_hidden))) = (ready, &mut fast) {
+                let h = crate::horizon::server::compute();
+                let found = fresh_query(query, &[args[1], horizon_at(h)], 2);
+                *last = h;
+                *was_hidden = found[1].is_none_or(|d| d.value() != 0);
+                hidden = *was_hidden;
+                if found[0].is_some_and(|d| d.value() != 0) {
+                    return Found {
+                        ready: true,
+                        due_in: None,
+                        hidden,
+                    };
+                }
+            }
         }
         Found {
-            ready: found[0].is_some_and(|d| d.value() != 0),
+            ready,
             due_in: None,
-            hidden: true,
+            hidden,
         }
     })
 }
@@ -715,7 +732,15 @@ fn hlculid_consumer_wait(
                     fast = consumer_fast_read(row_type, &args[0])
                         .map(|(read, hidden)| consumer_check(&read, &hidden));
                 }
-                found
+                match &fast {
+                    // not ready: the cheap query at once, to learn whether rows are hidden
+                    Some(query) if found[1].is_none_or(|d| d.value() == 0) => fresh_query(
+                        query,
+                        &[args[0], horizon_at(crate::horizon::server::compute())],
+                        4,
+                    ),
+                    _ => found,
+                }
             }
         };
         if found[0].is_none_or(|d| d.value() == 0) {
