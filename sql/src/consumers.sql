@@ -354,6 +354,8 @@ BEGIN
     ON CONFLICT ON CONSTRAINT hlculid_consumer_retries_pkey DO UPDATE
         SET attempts = excluded.attempts, due_at = excluded.due_at, last_error = excluded.last_error,
             delivered_in = NULL;
+    -- a waiter of this consumer in another session learns of the retry at this commit
+    PERFORM pg_catalog.hlculid_wake_waiters_at_commit();
     RETURN true;
 END
 $fn$;
@@ -374,6 +376,8 @@ BEGIN
     -- its retries belonged to the old position (dead letters stay)
     DELETE FROM hlculid.hlculid_consumer_retries r
     WHERE r.owner OPERATOR(pg_catalog.=) c.owner AND r.consumer OPERATOR(pg_catalog.=) $1;
+    -- a waiter of this consumer checks again from the new position at this commit
+    PERFORM pg_catalog.hlculid_wake_waiters_at_commit();
 END
 $fn$;
 
@@ -391,7 +395,12 @@ BEGIN
     -- DELETE CASCADE)
     DELETE FROM hlculid.hlculid_consumer_positions p
     WHERE p.owner OPERATOR(pg_catalog.=) pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)) AND p.consumer OPERATOR(pg_catalog.=) $1;
-    RETURN FOUND;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    -- a waiter of this consumer learns at this commit that it is gone
+    PERFORM pg_catalog.hlculid_wake_waiters_at_commit();
+    RETURN true;
 END
 $fn$;
 
@@ -415,6 +424,10 @@ BEGIN
     ON CONFLICT ON CONSTRAINT hlculid_consumer_retries_pkey DO UPDATE
         SET attempts = 0, due_at = excluded.due_at, last_error = excluded.last_error, delivered_in = NULL;
     GET DIAGNOSTICS n = ROW_COUNT;
+    IF n OPERATOR(pg_catalog.>) 0 THEN
+        -- the requeued rows are due now: a waiter of this consumer learns of them at this commit
+        PERFORM pg_catalog.hlculid_wake_waiters_at_commit();
+    END IF;
     RETURN n;
 END
 $fn$;
@@ -474,3 +487,4 @@ COMMENT ON FUNCTION hlculid_consumer_drop(text) IS 'drops a consumer with its re
 COMMENT ON FUNCTION hlculid_dead_letter_requeue(text, hlculid) IS 'puts a consumer''s parked rows (one, or all) back as due retries with a fresh attempt count';
 COMMENT ON FUNCTION hlculid_wait(anyelement, hlculid, interval) IS 'waits on shared memory until hlculid_read(table_row, after, 1) would return a row (true) or the timeout passes (false)';
 COMMENT ON FUNCTION hlculid_consumer_wait(text, interval) IS 'waits on shared memory until hlculid_consume would return a row for the consumer (true) or the timeout passes (false)';
+COMMENT ON FUNCTION hlculid_wake_waiters_at_commit() IS 'wakes every hlculid_wait and hlculid_consumer_wait when the calling transaction ends: the consumer functions call it when they move a position or schedule a retry';

@@ -85,6 +85,9 @@ pub enum Condition {
     PublisherShared,
     /// The cluster horizon asked in a database its worker does not serve, or with no worker.
     ClusterHorizonNotKept,
+    /// A wait called inside another wait's check (a row-level security policy or a view that
+    /// calls `hlculid_wait`): a backend waits once at a time.
+    WaitInsideWait,
     /// Never expected: a bug, or the operating system refusing random bytes.
     Internal,
 }
@@ -173,6 +176,8 @@ pub const CONDITIONS: &[ConditionInfo] = &[
         "`hlculid_cluster_horizon()` while two nodes of the Citus cluster share a publisher id; the generating functions on the node of the two that started later, until one of them gets another id; the HINT names the other node"),
     info(Condition::ClusterHorizonNotKept, "55000", "object_not_in_prerequisite_state",
         "`hlculid_cluster_horizon()` in a database other than `hlculid.cluster_horizon_database`, or while its worker is not running"),
+    info(Condition::WaitInsideWait, "0A000", "feature_not_supported",
+        "`hlculid_wait` or `hlculid_consumer_wait` called inside another wait's check (from a row-level security policy or a view the check reads): a session waits once at a time"),
     info(Condition::Internal, "XX000", "internal_error",
         "never expected: a bug, or the operating system refusing random bytes"),
 ];
@@ -211,7 +216,8 @@ impl Condition {
             Condition::NodeUnreachable => 25,
             Condition::PublisherShared => 26,
             Condition::ClusterHorizonNotKept => 27,
-            Condition::Internal => 28,
+            Condition::WaitInsideWait => 28,
+            Condition::Internal => 29,
         }
     }
 }
@@ -255,7 +261,9 @@ impl Condition {
             Condition::UndefinedTable => ERRCODE_UNDEFINED_TABLE,
             Condition::TxTooManyIds => ERRCODE_PROGRAM_LIMIT_EXCEEDED,
             Condition::MarkDamaged => ERRCODE_DATA_CORRUPTED,
-            Condition::HorizonInSnapshotTransaction => ERRCODE_FEATURE_NOT_SUPPORTED,
+            Condition::HorizonInSnapshotTransaction | Condition::WaitInsideWait => {
+                ERRCODE_FEATURE_NOT_SUPPORTED
+            }
             Condition::NotPreloaded
             | Condition::PublisherTooWide
             | Condition::HorizonOnStandby

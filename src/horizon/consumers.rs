@@ -15,6 +15,7 @@ extension_sql_file!(
         "hlculid_horizon_holders",
         wait::hlculid_wait,
         wait::hlculid_consumer_wait,
+        wait::hlculid_wake_waiters_at_commit,
         extract::hlculid_min,
         extract::hlculid_ts,
     ],

@@ -29,7 +29,6 @@
 use crate::base::backend_local::BackendLocal;
 use crate::base::errors::{Condition, UserError};
 use crate::clock::shared as shmem;
-use crate::horizon::prepared as prepared_holds;
 use crate::types::datum::Hlculid;
 use pgrx::prelude::*;
 use std::ffi::{CStr, CString};
@@ -51,6 +50,9 @@ struct Shared {
     waiters: AtomicU32,
     /// Waiters in horizon mode: woken by every transaction that made ids.
     horizon_waiters: AtomicU32,
+    /// Waiters without a table slot (a partitioned or inherited table, a view, one Citus
+    /// manages, past the slots): woken by every commit that wrote anything, too.
+    slotless: AtomicU32,
     /// Bumped by every broadcast for the waiters in horizon mode (and for everyone), before it
     /// wakes anyone.
     seq: AtomicU64,
@@ -62,8 +64,8 @@ struct Shared {
 }
 
 struct TableSlot {
-    /// The table (0: a free slot).
-    oid: AtomicU32,
+    /// The table: its database's OID in the high half, its own in the low one (0: a free slot).
+    key: AtomicU64,
     /// Bumped when a committed transaction wrote it (and for everyone), before the broadcast.
     seq: AtomicU64,
 }
@@ -126,6 +128,30 @@ fn cv(s: &'static Shared) -> *mut pg_sys::ConditionVariable {
 /// Whether this backend's committing transaction wrote a table a waiter waits on (whose slots
 /// [`table_written`] bumped): the broadcast comes from [`transaction_ended`], after the slot.
 static WROTE_WAITED_TABLE: AtomicBool = AtomicBool::new(false);
+/// Whether it wrote anything while waiters without a slot wait ([`table_written`]).
+static WROTE_FOR_SLOTLESS: AtomicBool = AtomicBool::new(false);
+/// Whether every waiter wakes at this transaction's end: it finished a prepared transaction
+/// (COMMIT or ROLLBACK PREPARED, whose rows and hold may be anywhere; src/generate/xact_callbacks.rs
+/// sees the statement), or it changed consumers' positions or retries
+/// ([`hlculid_wake_waiters_at_commit`]).
+static WAKE_EVERYONE: AtomicBool = AtomicBool::new(false);
+
+fn table_key(database: pg_sys::Oid, table: pg_sys::Oid) -> u64 {
+    (u64::from(database.to_u32()) << 32) | u64::from(table.to_u32())
+}
+
+/// Every waiter wakes when this backend's transaction ends: COMMIT or ROLLBACK PREPARED.
+pub fn wake_everyone_at_end() {
+    WAKE_EVERYONE.store(true, Ordering::Relaxed);
+}
+
+/// SQL `hlculid_wake_waiters_at_commit()`: every waiter wakes when the calling transaction ends
+/// (the consumer functions call it when they move a position or schedule a retry, which no
+/// write to the consumer's table shows). Anyone may: a waiter woken for nothing checks once.
+#[pg_extern(volatile, parallel_unsafe)]
+fn hlculid_wake_waiters_at_commit() {
+    wake_everyone_at_end();
+}
 
 /// The resource-release callback's part before locks are released (src/generate/xact_callbacks.rs),
 /// on commit only: whether the transaction holds ROW EXCLUSIVE on a table some waiter waits on
@@ -137,12 +163,23 @@ pub fn table_written() {
     if s.waiters.load(Ordering::SeqCst) == 0 {
         return;
     }
+    // SAFETY: a backend global, set once at connection.
+    let database = u64::from(unsafe { pg_sys::MyDatabaseId }.to_u32());
     for t in used_slots(s) {
-        let oid = t.oid.load(Ordering::SeqCst);
-        if oid != 0 && crate::base::pg_c::holds_row_exclusive(pg_sys::Oid::from(oid)) {
+        let key = t.key.load(Ordering::SeqCst);
+        if key != 0
+            && key >> 32 == database
+            && crate::base::pg_c::holds_row_exclusive(pg_sys::Oid::from(key as u32))
+        {
             t.seq.fetch_add(1, Ordering::SeqCst);
             WROTE_WAITED_TABLE.store(true, Ordering::Relaxed);
         }
+    }
+    // SAFETY: reads the transaction state's xid, still set until the end of the commit.
+    if s.slotless.load(Ordering::SeqCst) > 0
+        && unsafe { pg_sys::GetTopTransactionIdIfAny() } != pg_sys::InvalidTransactionId
+    {
+        WROTE_FOR_SLOTLESS.store(true, Ordering::Relaxed);
     }
 }
 
@@ -160,25 +197,29 @@ fn bump_all(s: &'static Shared) {
 
 /// The resource-release callback's part after the locks (src/generate/xact_callbacks.rs), after
 /// the slot was cleared: wakes the waiters when the transaction wrote a waited table
-/// ([`table_written`]), when it made ids (`made_ids`) and someone waits on the horizon, or when a
-/// prepared transaction's hold may have ended with it (COMMIT or ROLLBACK PREPARED run in some
-/// backend's transaction, which this is). Without waiters: a fence for a transaction that made
+/// ([`table_written`]), when it made ids (`made_ids`) and someone waits on the horizon, or
+/// everyone when it finished a prepared transaction (whose hold and rows may be anywhere) or
+/// asked to ([`hlculid_wake_waiters_at_commit`]), or is logical replication's apply (rows
+/// replicated with ids made elsewhere). Without waiters: a fence for a transaction that made
 /// ids, one atomic read otherwise.
 pub fn transaction_ended(made_ids: bool) {
     let wrote = WROTE_WAITED_TABLE.swap(false, Ordering::Relaxed);
+    let wrote_any = WROTE_FOR_SLOTLESS.swap(false, Ordering::Relaxed);
+    let everyone = WAKE_EVERYONE.swap(false, Ordering::Relaxed);
     let Some(s) = shared() else { return };
     if made_ids {
         // the slot's clearing before the counts' read (the Dekker pair in the module's note)
         fence(Ordering::SeqCst);
     }
-    if s.waiters.load(Ordering::Relaxed) == 0 && !wrote {
+    if s.waiters.load(Ordering::Relaxed) == 0 && !wrote && !wrote_any {
         return;
     }
     // A COMMIT PREPARED's end in the proc array came under ProcArrayLock, whose release is a
-    // full barrier before this read; its rows may be in any table, so everyone wakes.
-    let prepared = !made_ids && s.waiters.load(Ordering::Relaxed) > 0 && prepared_holds::any();
-    let horizon = made_ids && s.horizon_waiters.load(Ordering::SeqCst) > 0;
-    if prepared {
+    // full barrier before this read.
+    // SAFETY: a flag of the process, set at its start.
+    let everyone = everyone || unsafe { pg_sys::IsLogicalWorker() };
+    let horizon = wrote_any || (made_ids && s.horizon_waiters.load(Ordering::SeqCst) > 0);
+    if everyone {
         bump_all(s);
     } else if horizon {
         s.seq.fetch_add(1, Ordering::SeqCst);
@@ -211,6 +252,8 @@ struct Registration {
     horizon: bool,
     /// The table slot taken, if any.
     slot: Option<usize>,
+    /// Counted in `slotless`.
+    slotless: bool,
     /// The exit backstop is registered (once per process).
     at_exit: bool,
 }
@@ -219,6 +262,7 @@ static REGISTERED: BackendLocal<Registration> = BackendLocal::new(Registration {
     counted: false,
     horizon: false,
     slot: None,
+    slotless: false,
     at_exit: false,
 });
 
@@ -240,6 +284,15 @@ impl Waiting {
     /// Registers a waiter in horizon mode, with `table` in a slot when it is given and one is
     /// free (a waiter without a slot stays in horizon mode).
     fn start(s: &'static Shared, table: Option<pg_sys::Oid>) -> Self {
+        if registration().counted {
+            UserError::new(
+                Condition::WaitInsideWait,
+                "hlculid_wait cannot be called inside another wait's check",
+            )
+            .detail("A row-level security policy or a view that the waiting check reads called a wait again.")
+            .hint("Call hlculid_wait and hlculid_consumer_wait from the client or a procedure, not from a policy or a view.")
+            .raise()
+        }
         if !registration().at_exit {
             // SAFETY: a callback for the life of the process; it only gives the counts back.
             unsafe { pg_sys::on_shmem_exit(Some(on_exit), pg_sys::Datum::from(0)) };
@@ -247,16 +300,21 @@ impl Waiting {
         }
         // the table before the counts: a writer that sees the count sees the table
         let slot = table.and_then(|oid| {
-            let oid = oid.to_u32();
+            // SAFETY: a backend global, set once at connection.
+            let key = table_key(unsafe { pg_sys::MyDatabaseId }, oid);
             let i = s.tables.iter().position(|t| {
-                t.oid
-                    .compare_exchange(0, oid, Ordering::SeqCst, Ordering::SeqCst)
+                t.key
+                    .compare_exchange(0, key, Ordering::SeqCst, Ordering::SeqCst)
                     .is_ok()
             })?;
             s.used.fetch_max(i as u32 + 1, Ordering::SeqCst);
             Some(i)
         });
         set_registration(|r| r.slot = slot);
+        if slot.is_none() {
+            s.slotless.fetch_add(1, Ordering::SeqCst);
+            set_registration(|r| r.slotless = true);
+        }
         s.horizon_waiters.fetch_add(1, Ordering::SeqCst);
         set_registration(|r| r.horizon = true);
         s.waiters.fetch_add(1, Ordering::SeqCst);
@@ -279,12 +337,14 @@ impl Waiting {
         set_registration(|r| r.horizon = on);
     }
 
-    /// The numbers that a broadcast meant for this waiter bumps: (horizon, its table's).
+    /// The numbers that a broadcast meant for this waiter bumps: (horizon, its table's; without
+    /// a table slot, the horizon's again: every wake may have brought rows then).
     fn seen(&self) -> (u64, u64) {
+        let horizon = self.0.seq.load(Ordering::SeqCst);
         let table = registration()
             .slot
-            .map_or(0, |i| self.0.tables[i].seq.load(Ordering::SeqCst));
-        (self.0.seq.load(Ordering::SeqCst), table)
+            .map_or(horizon, |i| self.0.tables[i].seq.load(Ordering::SeqCst));
+        (horizon, table)
     }
 
     /// Whether a broadcast since `seen` was meant for this waiter, in its mode.
@@ -310,13 +370,17 @@ fn give_back(s: &'static Shared) {
     if r.horizon {
         s.horizon_waiters.fetch_sub(1, Ordering::SeqCst);
     }
+    if r.slotless {
+        s.slotless.fetch_sub(1, Ordering::SeqCst);
+    }
     if let Some(i) = r.slot {
-        s.tables[i].oid.store(0, Ordering::SeqCst);
+        s.tables[i].key.store(0, Ordering::SeqCst);
     }
     set_registration(|r| {
         r.counted = false;
         r.horizon = false;
         r.slot = None;
+        r.slotless = false;
     });
 }
 

@@ -398,6 +398,60 @@ def test_a_waiter_sleeps_through_other_tables_commits_and_wakes_for_its_own(c):
     assert out["value"] is True and out["end"] - ended < 0.5, out
 
 
+def test_what_no_write_to_the_table_shows_still_wakes_a_waiter(c):
+    """A waiter asleep on a quiet table wakes when: a prepared transaction that wrote it (with
+    an id made before, so no hold) is committed by another session; another session of the role
+    resets the consumer to where rows are; rows with ids made earlier go into a partitioned
+    table. A wait inside another wait's check (a policy that waits) is 0A000, and leaves the
+    session able to wait again."""
+    c.sql("SELECT hlculid_consumer_create('q', 'ev')")
+    early = c.one("SELECT hlculid_generate()::text")
+    # COMMIT PREPARED in another session: it holds none of the prepared transaction's locks
+    t, out = timed(c, "SELECT hlculid_consumer_wait('q', '10 s')")
+    time.sleep(0.3)
+    with c.connect(autocommit=False) as p:
+        p.execute("INSERT INTO ev (id, n) VALUES (%s::hlculid, 1)", (early,))
+        p.execute("PREPARE TRANSACTION 'q1'")
+    time.sleep(0.4)
+    assert t.is_alive(), out
+    c.sql("COMMIT PREPARED 'q1'")
+    ended = time.monotonic()
+    t.join(10)
+    assert out["value"] is True and out["end"] - ended < 0.5, out
+    with c.connect(autocommit=False) as conn:
+        assert len(conn.execute("SELECT * FROM hlculid_consume('q', NULL::ev)").fetchall()) == 1
+        conn.commit()
+    # a reset by another session, back to the start
+    t, out = timed(c, "SELECT hlculid_consumer_wait('q', '10 s')")
+    time.sleep(0.4)
+    assert t.is_alive(), out
+    c.sql("SELECT hlculid_consumer_reset('q')")
+    ended = time.monotonic()
+    t.join(10)
+    assert out["value"] is True and out["end"] - ended < 0.5, out
+    # a partitioned table's waiter, rows with an id made before (no new id, a commit that wrote)
+    c.sql("CREATE TABLE pq (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), n int) PARTITION BY RANGE (id)")
+    c.sql("CREATE TABLE pq_all PARTITION OF pq DEFAULT")
+    early = c.one("SELECT hlculid_generate()::text")
+    t, out = timed(c, "SELECT hlculid_wait(NULL::pq, NULL, '10 s')")
+    time.sleep(0.4)
+    assert t.is_alive(), out
+    c.sql("INSERT INTO pq_all (id, n) VALUES (%s::hlculid, 1)", (early,))
+    ended = time.monotonic()
+    t.join(10)
+    assert out["value"] is True and out["end"] - ended < 0.5, out
+    # a policy that waits: the inner wait is refused, the outer raises it, nothing leaks
+    c.sql("CREATE TABLE trap (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), n int)")
+    c.sql("INSERT INTO trap (n) VALUES (1)")  # a policy runs on rows
+    c.sql("CREATE ROLE trapper LOGIN")
+    c.sql("GRANT SELECT ON trap, ev TO trapper")
+    c.sql("ALTER TABLE trap ENABLE ROW LEVEL SECURITY")
+    c.sql("CREATE POLICY p ON trap USING (hlculid_wait(NULL::ev, NULL, '0 s') IS NOT NULL)")
+    with c.connect(user="trapper") as conn:
+        assert sqlstate(conn, "SELECT hlculid_wait(NULL::trap, NULL, '0 s')") == "0A000"
+        assert conn.execute("SELECT hlculid_wait(NULL::ev, NULL, '0 s')").fetchone()[0] is True
+
+
 def test_a_cancel_or_terminate_ends_a_wait_at_once(c):
     t, out = timed(c, "SELECT hlculid_wait(NULL::ev, NULL, '30 s')")
     time.sleep(0.5)
