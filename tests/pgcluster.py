@@ -98,7 +98,7 @@ def free_port():
 def _running(pid):
     """True while pid exists and is not a zombie."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except (FileNotFoundError, IndexError):
         return False
 
@@ -154,20 +154,19 @@ def write_as_server(path, data, append=False, rename=False, mode=None):
 
 
 def signal_server_process(pid, sig):
-    """Sends sig to pid, a process a server reported (its postmaster.pid, pg_backend_pid()), once
-    it is shown to run as the servers' user: a pid read from the server is that user's word, and
-    root must not signal another process on it. Gone already: nothing to do."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except FileNotFoundError:
-        return
-    uid = int(next(line.split()[1] for line in status.splitlines() if line.startswith("Uid:")))
-    if uid != pwd.getpwnam(SERVER_USER).pw_uid:
-        raise RuntimeError(f"pid {pid} is not a process of {SERVER_USER}: refusing to signal it")
-    try:
-        os.kill(pid, sig)
-    except ProcessLookupError:
-        pass
+    """Sends sig to pid, a process a server reported (its postmaster.pid, pg_backend_pid()), as
+    the servers' user: a pid read from the server is that user's word, and the kernel's own check
+    (a user signals only its own processes) is what keeps it to that user's processes. Gone
+    already: nothing to do."""
+    r = as_server("kill", "-s", signal.Signals(sig).name.removeprefix("SIG"), "--", str(pid), check=False)
+    if r.returncode != 0 and _running(pid):
+        raise RuntimeError(f"could not signal pid {pid} as {SERVER_USER}: {r.stderr.strip()}")
+
+
+def server_test(flag, path):
+    """`test FLAG PATH` as the servers' user (-e, -f, -d, -p): what is at a path in its
+    directory, without root following a link planted there."""
+    return as_server("test", flag, str(path), check=False).returncode == 0
 
 
 def read_as_server(path, binary=False):

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import psycopg
 from conftest import PUBLISHERS
+from pgcluster import read_as_server
 
 
 def test_the_coordinators_horizon_does_not_cover_a_transaction_open_on_a_worker(citus):
@@ -86,7 +87,7 @@ def test_a_shared_publisher_id_is_found_named_and_the_later_node_makes_no_ids(ci
         e = eventually(lambda: refused(co, "SELECT hlculid_cluster_horizon()"))
         assert f"publisher id {PUBLISHERS['worker1']} " in e.diag.message_primary
         assert "hlculid.publisher_id" in e.diag.message_hint
-        log = (Path(co.dir) / "server.log").read_text()
+        log = read_as_server(Path(co.dir) / "server.log")
         assert (f"nodes {n1} and {n2} of the Citus cluster have the same publisher id {PUBLISHERS['worker1']}"
                 in log)
     finally:

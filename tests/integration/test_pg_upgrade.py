@@ -15,7 +15,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from pgcluster import PG, as_server, bindir, free_port, give_to_server, pg_config
+from pgcluster import PG, as_server, bindir, free_port, pg_config
 from test_upgrade import CATALOG, CURRENT, DATA, connect
 
 REPO = Path(__file__).resolve().parents[2]
@@ -85,8 +85,7 @@ def upgrade(make_cluster, old_config, old_version, carry_mark):
     new = make_cluster("pgup-new", major="18", conf=["hlculid.publisher_id = 7"],
                        initdb_args=["--no-data-checksums"])
     work = new.dir / "pg_upgrade"  # pg_upgrade's socket and logs: a place the postgres user reaches
-    work.mkdir()
-    give_to_server(work)
+    as_server("mkdir", "-m", "700", "--", str(work))
     r = as_server(f"{bindir('18')}/pg_upgrade", "-b", old.bin, "-B", new.bin, "-d", str(old.data),
                     "-D", str(new.data), "-p", str(free_port()), "-P", str(free_port()),
                     "-s", str(work), check=False, cwd=str(work))

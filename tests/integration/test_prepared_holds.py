@@ -11,7 +11,7 @@ import time
 import psycopg
 import pytest
 
-from pgcluster import as_server, write_as_server
+from pgcluster import as_server, server_test, write_as_server
 
 CONF = ("hlculid.publisher_id = 3", "max_prepared_transactions = 10")
 MIN_ID = "000000000000-0001-0000-000000000000"
@@ -46,7 +46,7 @@ def holds(c):
 
 def hold_files(c):
     d = c.data / "pg_hlculid"
-    return sorted(p.name for p in d.iterdir()) if d.exists() else []
+    return sorted(as_server("ls", "-A", "--", str(d)).stdout.split()) if server_test("-d", d) else []
 
 
 def read_below_horizon(c, after):
@@ -170,7 +170,7 @@ def test_0_4_0s_floor_file_is_carried_over_once(make_cluster):
     c.start()
     c.wait_ready()
     assert horizon(c) == floor_id
-    assert not legacy.exists() and len(hold_files(c)) == 1
+    assert not server_test("-e", legacy) and len(hold_files(c)) == 1
     c.stop()
     c.start()
     c.wait_ready()
