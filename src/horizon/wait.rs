@@ -175,8 +175,8 @@ pub fn table_written() {
             WROTE_WAITED_TABLE.store(true, Ordering::Relaxed);
         }
     }
-    // SAFETY: reads the transaction state's xid, still set until the end of the commit.
     if s.slotless.load(Ordering::SeqCst) > 0
+        // SAFETY: reads the transaction state's xid, still set until the end of the commit.
         && unsafe { pg_sys::GetTopTransactionIdIfAny() } != pg_sys::InvalidTransactionId
     {
         WROTE_FOR_SLOTLESS.store(true, Ordering::Relaxed);

@@ -60,11 +60,6 @@ pub fn take(lowest: u64, since: i64) {
     wal::log(full_xid, lowest, since);
 }
 
-/// Whether any hold is in use (ended ones count until a reader clears them): one atomic read.
-pub fn any() -> bool {
-    table::header().is_some_and(table::any)
-}
-
 /// The holds of prepared transactions still in progress: (full xid, lowest value, since). Holds of
 /// ended transactions are cleared here, with their files (not during recovery: the standby's
 /// holds stay until the transactions' ends are replayed and a reader of the promoted server, or

@@ -197,11 +197,6 @@ pub(super) fn insert(h: &'static Header, full_xid: u64, lowest: u64, since: i64)
     }
 }
 
-/// Whether any hold is in use: one atomic read (src/horizon/wait.rs).
-pub(super) fn any(h: &'static Header) -> bool {
-    h.in_use.load(Ordering::Acquire) != 0
-}
-
 /// [`super::live`]'s scan of the holds, once 0.4.0's floor is carried over.
 pub(super) fn live(h: &'static Header) -> Vec<HoldValue> {
     if h.in_use.load(Ordering::Acquire) == 0 {
