@@ -130,19 +130,12 @@ fn cv(s: &'static Shared) -> *mut pg_sys::ConditionVariable {
 static WROTE_WAITED_TABLE: AtomicBool = AtomicBool::new(false);
 /// Whether it wrote anything while waiters without a slot wait ([`table_written`]).
 static WROTE_FOR_SLOTLESS: AtomicBool = AtomicBool::new(false);
-/// Whether every waiter wakes at this transaction's end: it finished a prepared transaction
-/// (COMMIT or ROLLBACK PREPARED, whose rows and hold may be anywhere; src/generate/xact_callbacks.rs
-/// sees the statement), or it changed consumers' positions or retries
-/// ([`hlculid_wake_waiters_at_commit`]).
+/// Whether every waiter wakes at this transaction's end: it changed consumers' positions or
+/// retries ([`hlculid_wake_waiters_at_commit`]).
 static WAKE_EVERYONE: AtomicBool = AtomicBool::new(false);
 
 fn table_key(database: pg_sys::Oid, table: pg_sys::Oid) -> u64 {
     (u64::from(database.to_u32()) << 32) | u64::from(table.to_u32())
-}
-
-/// Every waiter wakes when this backend's transaction ends: COMMIT or ROLLBACK PREPARED.
-pub fn wake_everyone_at_end() {
-    WAKE_EVERYONE.store(true, Ordering::Relaxed);
 }
 
 /// SQL `hlculid_wake_waiters_at_commit()`: every waiter wakes when the calling transaction ends
@@ -150,7 +143,65 @@ pub fn wake_everyone_at_end() {
 /// write to the consumer's table shows). Anyone may: a waiter woken for nothing checks once.
 #[pg_extern(volatile, parallel_unsafe)]
 fn hlculid_wake_waiters_at_commit() {
-    wake_everyone_at_end();
+    WAKE_EVERYONE.store(true, Ordering::Relaxed);
+}
+
+/// Whether the statement this transaction ran is COMMIT PREPARED or ROLLBACK PREPARED: the
+/// backend that runs one holds none of the prepared transaction's locks, and its hold (if it
+/// made ids) may already be cleared by a reader, so its end wakes every waiter. Such a statement
+/// runs alone, outside any transaction block, so it is the whole of the statement's text.
+fn finishing_prepared() -> bool {
+    // SAFETY: PostgreSQL's text of the statement being run (NULL outside one), set for the
+    // statement's whole run, its commit included.
+    let text = unsafe { pg_sys::debug_query_string };
+    // SAFETY: non-NULL: a NUL-terminated string that outlives this call.
+    !text.is_null()
+        && unsafe { CStr::from_ptr(text) }
+            .to_str()
+            .is_ok_and(finishes_prepared)
+}
+
+/// Whether `sql` starts with COMMIT PREPARED or ROLLBACK PREPARED, after whitespace and
+/// comments, in any case.
+fn finishes_prepared(sql: &str) -> bool {
+    let mut rest = sql;
+    let mut words = [""; 2];
+    for word in &mut words {
+        rest = skip_blank(rest);
+        let n = rest
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(rest.len());
+        *word = &rest[..n];
+        rest = &rest[n..];
+    }
+    (words[0].eq_ignore_ascii_case("commit") || words[0].eq_ignore_ascii_case("rollback"))
+        && words[1].eq_ignore_ascii_case("prepared")
+}
+
+/// `s` after its leading whitespace and comments (`--` to the line's end, `/* */` nested).
+fn skip_blank(mut s: &str) -> &str {
+    loop {
+        s = s.trim_start();
+        if let Some(r) = s.strip_prefix("--") {
+            s = r.find('\n').map_or("", |i| &r[i + 1..]);
+        } else if let Some(r) = s.strip_prefix("/*") {
+            let (b, mut depth, mut i) = (r.as_bytes(), 1, 0);
+            while i < b.len() && depth > 0 {
+                if b[i..].starts_with(b"/*") {
+                    depth += 1;
+                    i += 2;
+                } else if b[i..].starts_with(b"*/") {
+                    depth -= 1;
+                    i += 2;
+                } else {
+                    i += 1;
+                }
+            }
+            s = r.get(i..).unwrap_or("");
+        } else {
+            return s;
+        }
+    }
 }
 
 /// The resource-release callback's part before locks are released (src/generate/xact_callbacks.rs),
@@ -216,8 +267,10 @@ pub fn transaction_ended(made_ids: bool) {
     }
     // A COMMIT PREPARED's end in the proc array came under ProcArrayLock, whose release is a
     // full barrier before this read.
-    // SAFETY: a flag of the process, set at its start.
-    let everyone = everyone || unsafe { pg_sys::IsLogicalWorker() };
+    let everyone = everyone
+        || (s.waiters.load(Ordering::Relaxed) > 0
+            // SAFETY: a flag of the process, set at its start.
+            && (unsafe { pg_sys::IsLogicalWorker() } || (!made_ids && finishing_prepared())));
     let horizon = wrote_any || (made_ids && s.horizon_waiters.load(Ordering::SeqCst) > 0);
     if everyone {
         bump_all(s);
@@ -877,4 +930,32 @@ fn consumer_fast_read(row_type: pg_sys::Oid, name: &Arg) -> Option<(String, Stri
         format!("EXISTS ({after} AND t.{column} OPERATOR(pg_catalog.<) $2)"),
         format!("EXISTS ({after} AND t.{column} OPERATOR(pg_catalog.>=) $2)"),
     ))
+}
+
+#[cfg(test)]
+mod unit {
+    use super::finishes_prepared;
+
+    #[test]
+    fn commit_and_rollback_prepared_are_told_from_other_statements() {
+        for yes in [
+            "COMMIT PREPARED 'x'",
+            "rollback prepared 'citus_0_1_2_3'",
+            "  -- a comment\n /* one /* nested */ too */ Commit\n\tPrepared 'x';",
+        ] {
+            assert!(finishes_prepared(yes), "{yes}");
+        }
+        for no in [
+            "COMMIT",
+            "PREPARE TRANSACTION 'x'",
+            "SELECT 'COMMIT PREPARED'",
+            "-- COMMIT PREPARED 'x'",
+            "/* COMMIT PREPARED */ SELECT 1",
+            "COMMITPREPARED",
+            "",
+            "/* unterminated",
+        ] {
+            assert!(!finishes_prepared(no), "{no}");
+        }
+    }
 }
