@@ -395,7 +395,9 @@ VOLATILE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_consumer_wait_wrapper';
 
-CREATE  FUNCTION "hlculid_wake_waiters_at_commit"() RETURNS void
+CREATE  FUNCTION "hlculid_wake_waiters_at_commit"(
+	"tbl" oid /* pg_sys :: Oid */
+) RETURNS void
 STRICT VOLATILE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_wake_waiters_at_commit_wrapper';
@@ -757,7 +759,9 @@ BEGIN
         SET attempts = excluded.attempts, due_at = excluded.due_at, last_error = excluded.last_error,
             delivered_in = NULL;
     -- a waiter of this consumer in another session learns of the retry at this commit
-    PERFORM pg_catalog.hlculid_wake_waiters_at_commit();
+    IF pg_catalog.has_table_privilege(c.relation, 'SELECT') THEN
+        PERFORM pg_catalog.hlculid_wake_waiters_at_commit(c.relation);
+    END IF;
     RETURN true;
 END
 $fn$;
@@ -779,7 +783,9 @@ BEGIN
     DELETE FROM hlculid.hlculid_consumer_retries r
     WHERE r.owner OPERATOR(pg_catalog.=) c.owner AND r.consumer OPERATOR(pg_catalog.=) $1;
     -- a waiter of this consumer checks again from the new position at this commit
-    PERFORM pg_catalog.hlculid_wake_waiters_at_commit();
+    IF pg_catalog.has_table_privilege(c.relation, 'SELECT') THEN
+        PERFORM pg_catalog.hlculid_wake_waiters_at_commit(c.relation);
+    END IF;
 END
 $fn$;
 
@@ -788,6 +794,8 @@ RETURNS bool
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
+DECLARE
+    rel regclass;
 BEGIN
     IF $1 IS NULL THEN
         RAISE EXCEPTION 'a consumer name cannot be NULL'
@@ -796,12 +804,16 @@ BEGIN
     -- the calling role's consumer of that name; its retries and dead letters go with it (ON
     -- DELETE CASCADE)
     DELETE FROM hlculid.hlculid_consumer_positions p
-    WHERE p.owner OPERATOR(pg_catalog.=) pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)) AND p.consumer OPERATOR(pg_catalog.=) $1;
+    WHERE p.owner OPERATOR(pg_catalog.=) pg_catalog.to_regrole(pg_catalog.quote_ident(CURRENT_USER::pg_catalog.text)) AND p.consumer OPERATOR(pg_catalog.=) $1
+    RETURNING p.relation INTO rel;
     IF NOT FOUND THEN
         RETURN false;
     END IF;
-    -- a waiter of this consumer learns at this commit that it is gone
-    PERFORM pg_catalog.hlculid_wake_waiters_at_commit();
+    -- a waiter of this consumer learns at this commit that it is gone (a table the role can no
+    -- longer read: its waiter finds out at its timeout)
+    IF pg_catalog.has_table_privilege(rel, 'SELECT') THEN
+        PERFORM pg_catalog.hlculid_wake_waiters_at_commit(rel);
+    END IF;
     RETURN true;
 END
 $fn$;
@@ -828,7 +840,11 @@ BEGIN
     GET DIAGNOSTICS n = ROW_COUNT;
     IF n OPERATOR(pg_catalog.>) 0 THEN
         -- the requeued rows are due now: a waiter of this consumer learns of them at this commit
-        PERFORM pg_catalog.hlculid_wake_waiters_at_commit();
+        IF pg_catalog.has_table_privilege(c.relation, 'SELECT') THEN
+            IF pg_catalog.has_table_privilege(c.relation, 'SELECT') THEN
+        PERFORM pg_catalog.hlculid_wake_waiters_at_commit(c.relation);
+    END IF;
+        END IF;
     END IF;
     RETURN n;
 END
@@ -889,7 +905,7 @@ COMMENT ON FUNCTION hlculid_consumer_drop(text) IS 'drops a consumer with its re
 COMMENT ON FUNCTION hlculid_dead_letter_requeue(text, hlculid) IS 'puts a consumer''s parked rows (one, or all) back as due retries with a fresh attempt count';
 COMMENT ON FUNCTION hlculid_wait(anyelement, hlculid, interval) IS 'waits on shared memory until hlculid_read(table_row, after, 1) would return a row (true) or the timeout passes (false)';
 COMMENT ON FUNCTION hlculid_consumer_wait(text, interval) IS 'waits on shared memory until hlculid_consume would return a row for the consumer (true) or the timeout passes (false)';
-COMMENT ON FUNCTION hlculid_wake_waiters_at_commit() IS 'wakes every hlculid_wait and hlculid_consumer_wait when the calling transaction ends: the consumer functions call it when they move a position or schedule a retry';
+COMMENT ON FUNCTION hlculid_wake_waiters_at_commit(oid) IS 'wakes the hlculid_wait and hlculid_consumer_wait calls waiting on a table when the calling transaction commits (needs SELECT on it): the consumer functions call it when they move a position or schedule a retry';
 
 -- == the cluster horizon kept by a background worker (issue 40) ==
 -- hlculid_cluster_horizon() becomes a read of what the worker keeps in shared memory: the same

@@ -161,7 +161,7 @@ pub const CONDITIONS: &[ConditionInfo] = &[
     info(Condition::PreparedTransactionsFull, "53200", "out_of_memory",
         "`PREPARE TRANSACTION` of a transaction that made ids when `max_prepared_transactions` transactions are prepared already: PostgreSQL's own \"maximum number of prepared transactions reached\""),
     info(Condition::NotTableOwner, "42501", "insufficient_privilege",
-        "`hlculid_create_partitions`, `hlculid_drop_partitions` and `hlculid_backfill` called by a role that is neither the table's owner, a member of the owner's role, nor a superuser: they run the table's code as its owner; or when that code left something in the caller's session (an object in its temporary schema, an open cursor), which the error undoes"),
+        "`hlculid_create_partitions`, `hlculid_drop_partitions` and `hlculid_backfill` called by a role that is neither the table's owner, a member of the owner's role, nor a superuser: they run the table's code as its owner; or when that code left something in the caller's session (an object in its temporary schema, an open cursor), which the error undoes; `hlculid_wake_waiters_at_commit` by a role without SELECT on the table"),
     info(Condition::UndefinedTable, "42P01", "undefined_table",
         "a partition or backfill helper given a table OID (`12345::regclass`) that names no table"),
     info(Condition::NullArgument, "22004", "null_value_not_allowed",

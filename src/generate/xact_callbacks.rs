@@ -37,7 +37,7 @@ unsafe extern "C-unwind" fn on_resource_release(
         wait::table_written();
     }
     if is_top_level && phase == pg_sys::ResourceReleasePhase::RESOURCE_RELEASE_AFTER_LOCKS {
-        wait::transaction_ended(slots::after_transaction());
+        wait::transaction_ended(slots::after_transaction(), is_commit);
     }
 }
 

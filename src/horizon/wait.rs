@@ -130,20 +130,55 @@ fn cv(s: &'static Shared) -> *mut pg_sys::ConditionVariable {
 static WROTE_WAITED_TABLE: AtomicBool = AtomicBool::new(false);
 /// Whether it wrote anything while waiters without a slot wait ([`table_written`]).
 static WROTE_FOR_SLOTLESS: AtomicBool = AtomicBool::new(false);
-/// Whether every waiter wakes at this transaction's end: it changed consumers' positions or
-/// retries ([`hlculid_wake_waiters_at_commit`]).
-static WAKE_EVERYONE: AtomicBool = AtomicBool::new(false);
+/// The tables whose waiters wake when this transaction commits, though it wrote none of them
+/// ([`hlculid_wake_waiters_at_commit`]: a consumer's position or retries changed).
+static WAKE_TABLES: BackendLocal<Vec<pg_sys::Oid>> = BackendLocal::new(Vec::new());
 
 fn table_key(database: pg_sys::Oid, table: pg_sys::Oid) -> u64 {
     (u64::from(database.to_u32()) << 32) | u64::from(table.to_u32())
 }
 
-/// SQL `hlculid_wake_waiters_at_commit()`: every waiter wakes when the calling transaction ends
-/// (the consumer functions call it when they move a position or schedule a retry, which no
-/// write to the consumer's table shows). Anyone may: a waiter woken for nothing checks once.
+/// SQL `hlculid_wake_waiters_at_commit(tbl)`: the waiters on `tbl` (and those without a table
+/// slot) wake when the calling transaction commits: the consumer functions call it when they
+/// move a position or schedule a retry, which no write to the consumer's table shows. Only a
+/// role that may read the table: a waiter woken for nothing checks once.
 #[pg_extern(volatile, parallel_unsafe)]
-fn hlculid_wake_waiters_at_commit() {
-    WAKE_EVERYONE.store(true, Ordering::Relaxed);
+fn hlculid_wake_waiters_at_commit(tbl: pg_sys::Oid) {
+    // SAFETY: the current user's OID; PostgreSQL's ACL check of a relation, which returns a
+    // result (a relation that is gone reads as no privilege).
+    let allowed = unsafe {
+        pg_sys::pg_class_aclcheck(tbl, pg_sys::GetUserId(), pg_sys::ACL_SELECT as _)
+            == pg_sys::AclResult::ACLCHECK_OK
+    };
+    if !allowed {
+        UserError::new(
+            Condition::NotTableOwner,
+            "hlculid_wake_waiters_at_commit needs SELECT on the table",
+        )
+        .hint("Only a role that may read the table wakes its waiters.")
+        .raise()
+    }
+    // SAFETY: the backend's thread; the closure does not reach WAKE_TABLES again.
+    unsafe { WAKE_TABLES.with(|t| t.push(tbl)) };
+}
+
+/// At a transaction's end: bumps the slots of the tables [`hlculid_wake_waiters_at_commit`]
+/// named, when it committed; whether it did (the list is emptied at every end).
+fn wake_named_tables(s: &'static Shared, committed: bool) -> bool {
+    // SAFETY: the backend's thread; the closure does not reach WAKE_TABLES again.
+    let named = unsafe { WAKE_TABLES.with(std::mem::take) };
+    if named.is_empty() || !committed {
+        return false;
+    }
+    // SAFETY: a backend global, set once at connection.
+    let database = unsafe { pg_sys::MyDatabaseId };
+    for t in used_slots(s) {
+        let key = t.key.load(Ordering::SeqCst);
+        if named.iter().any(|&oid| table_key(database, oid) == key) {
+            t.seq.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    true
 }
 
 /// Whether the statement this transaction ran is COMMIT PREPARED or ROLLBACK PREPARED: the
@@ -155,49 +190,54 @@ fn finishing_prepared() -> bool {
     // statement's whole run, its commit included.
     let text = unsafe { pg_sys::debug_query_string };
     // SAFETY: non-NULL: a NUL-terminated string that outlives this call.
-    !text.is_null()
-        && unsafe { CStr::from_ptr(text) }
-            .to_str()
-            .is_ok_and(finishes_prepared)
+    !text.is_null() && finishes_prepared(unsafe { CStr::from_ptr(text) }.to_bytes())
 }
 
-/// Whether `sql` starts with COMMIT PREPARED or ROLLBACK PREPARED, after whitespace and
-/// comments, in any case.
-fn finishes_prepared(sql: &str) -> bool {
+/// Whether `sql` starts with COMMIT PREPARED or ROLLBACK PREPARED, after whitespace, empty
+/// statements (`;`) and comments, in any case; bytes, as any server encoding gives them.
+fn finishes_prepared(sql: &[u8]) -> bool {
     let mut rest = sql;
-    let mut words = [""; 2];
+    let mut words: [&[u8]; 2] = [b""; 2];
     for word in &mut words {
         rest = skip_blank(rest);
         let n = rest
-            .find(|c: char| !c.is_ascii_alphabetic())
+            .iter()
+            .position(|c| !c.is_ascii_alphabetic())
             .unwrap_or(rest.len());
-        *word = &rest[..n];
-        rest = &rest[n..];
+        (*word, rest) = rest.split_at(n);
     }
-    (words[0].eq_ignore_ascii_case("commit") || words[0].eq_ignore_ascii_case("rollback"))
-        && words[1].eq_ignore_ascii_case("prepared")
+    (words[0].eq_ignore_ascii_case(b"commit") || words[0].eq_ignore_ascii_case(b"rollback"))
+        && words[1].eq_ignore_ascii_case(b"prepared")
 }
 
-/// `s` after its leading whitespace and comments (`--` to the line's end, `/* */` nested).
-fn skip_blank(mut s: &str) -> &str {
+/// `s` after its leading whitespace, `;` and comments (`--` to the line's end, `/* */` nested).
+fn skip_blank(mut s: &[u8]) -> &[u8] {
     loop {
-        s = s.trim_start();
-        if let Some(r) = s.strip_prefix("--") {
-            s = r.find('\n').map_or("", |i| &r[i + 1..]);
-        } else if let Some(r) = s.strip_prefix("/*") {
-            let (b, mut depth, mut i) = (r.as_bytes(), 1, 0);
-            while i < b.len() && depth > 0 {
-                if b[i..].starts_with(b"/*") {
+        while let [c, r @ ..] = s {
+            if !(c.is_ascii_whitespace() || *c == b';') {
+                break;
+            }
+            s = r;
+        }
+        if let Some(r) = s.strip_prefix(b"--") {
+            s = r
+                .iter()
+                .position(|&c| c == b'\n')
+                .map_or(&[][..], |i| &r[i + 1..]);
+        } else if let Some(r) = s.strip_prefix(b"/*") {
+            let (mut depth, mut i) = (1, 0);
+            while i < r.len() && depth > 0 {
+                if r[i..].starts_with(b"/*") {
                     depth += 1;
                     i += 2;
-                } else if b[i..].starts_with(b"*/") {
+                } else if r[i..].starts_with(b"*/") {
                     depth -= 1;
                     i += 2;
                 } else {
                     i += 1;
                 }
             }
-            s = r.get(i..).unwrap_or("");
+            s = r.get(i..).unwrap_or(&[]);
         } else {
             return s;
         }
@@ -253,30 +293,29 @@ fn bump_all(s: &'static Shared) {
 /// asked to ([`hlculid_wake_waiters_at_commit`]), or is logical replication's apply (rows
 /// replicated with ids made elsewhere). Without waiters: a fence for a transaction that made
 /// ids, one atomic read otherwise.
-pub fn transaction_ended(made_ids: bool) {
+pub fn transaction_ended(made_ids: bool, committed: bool) {
     let wrote = WROTE_WAITED_TABLE.swap(false, Ordering::Relaxed);
     let wrote_any = WROTE_FOR_SLOTLESS.swap(false, Ordering::Relaxed);
-    let everyone = WAKE_EVERYONE.swap(false, Ordering::Relaxed);
     let Some(s) = shared() else { return };
-    if made_ids {
-        // the slot's clearing before the counts' read (the Dekker pair in the module's note)
-        fence(Ordering::SeqCst);
-    }
-    if s.waiters.load(Ordering::Relaxed) == 0 && !wrote && !wrote_any {
+    let named = wake_named_tables(s, committed);
+    // the slot's clearing (or the transaction's end in the proc array, which a group leader may
+    // have done for it) before the counts' read (the Dekker pair in the module's note)
+    fence(Ordering::SeqCst);
+    if s.waiters.load(Ordering::Relaxed) == 0 && !wrote && !wrote_any && !named {
         return;
     }
-    // A COMMIT PREPARED's end in the proc array came under ProcArrayLock, whose release is a
-    // full barrier before this read.
-    let everyone = everyone
-        || (s.waiters.load(Ordering::Relaxed) > 0
-            // SAFETY: a flag of the process, set at its start.
-            && (unsafe { pg_sys::IsLogicalWorker() } || (!made_ids && finishing_prepared())));
-    let horizon = wrote_any || (made_ids && s.horizon_waiters.load(Ordering::SeqCst) > 0);
+    let everyone = committed
+        && s.waiters.load(Ordering::Relaxed) > 0
+        // SAFETY: a flag of the process, set at its start.
+        && (unsafe { pg_sys::IsLogicalWorker() } || (!made_ids && finishing_prepared()));
+    let horizon = wrote_any
+        || (named && s.slotless.load(Ordering::SeqCst) > 0)
+        || (made_ids && s.horizon_waiters.load(Ordering::SeqCst) > 0);
     if everyone {
         bump_all(s);
     } else if horizon {
         s.seq.fetch_add(1, Ordering::SeqCst);
-    } else if !wrote {
+    } else if !wrote && !named {
         return;
     }
     // SAFETY: the shared ConditionVariable, initialised at startup; any backend may broadcast.
@@ -939,23 +978,25 @@ mod unit {
     #[test]
     fn commit_and_rollback_prepared_are_told_from_other_statements() {
         for yes in [
-            "COMMIT PREPARED 'x'",
-            "rollback prepared 'citus_0_1_2_3'",
-            "  -- a comment\n /* one /* nested */ too */ Commit\n\tPrepared 'x';",
+            &b"COMMIT PREPARED 'x'"[..],
+            b"rollback prepared 'citus_0_1_2_3'",
+            b"  -- a comment\n /* one /* nested */ too */ Commit\n\tPrepared 'x';",
+            b";; ;ROLLBACK PREPARED 'g'",
+            b"/* \xe9t\xe9, not UTF-8 */ COMMIT PREPARED 'caf\xe9'",
         ] {
-            assert!(finishes_prepared(yes), "{yes}");
+            assert!(finishes_prepared(yes), "{yes:?}");
         }
         for no in [
-            "COMMIT",
-            "PREPARE TRANSACTION 'x'",
-            "SELECT 'COMMIT PREPARED'",
-            "-- COMMIT PREPARED 'x'",
-            "/* COMMIT PREPARED */ SELECT 1",
-            "COMMITPREPARED",
-            "",
-            "/* unterminated",
+            &b"COMMIT"[..],
+            b"PREPARE TRANSACTION 'x'",
+            b"SELECT 'COMMIT PREPARED'",
+            b"-- COMMIT PREPARED 'x'",
+            b"/* COMMIT PREPARED */ SELECT 1",
+            b"COMMITPREPARED",
+            b"",
+            b"/* unterminated",
         ] {
-            assert!(!finishes_prepared(no), "{no}");
+            assert!(!finishes_prepared(no), "{no:?}");
         }
     }
 }

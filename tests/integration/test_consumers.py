@@ -420,7 +420,7 @@ def test_what_no_write_to_the_table_shows_still_wakes_a_waiter(c):
         p.execute("PREPARE TRANSACTION 'q1'")
     time.sleep(0.4)
     assert t.is_alive(), out
-    c.sql("COMMIT PREPARED 'q1'")
+    c.sql(";COMMIT PREPARED 'q1'")  # the statement's text, an empty statement first
     ended = time.monotonic()
     t.join(10)
     assert out["value"] is True and out["end"] - ended < 0.5, out
@@ -456,6 +456,9 @@ def test_what_no_write_to_the_table_shows_still_wakes_a_waiter(c):
     with c.connect(user="trapper") as conn:
         assert sqlstate(conn, "SELECT hlculid_wait(NULL::trap, NULL, '0 s')") == "0A000"
         assert conn.execute("SELECT hlculid_wait(NULL::ev, NULL, '0 s')").fetchone()[0] is True
+        # waking a table's waiters takes SELECT on it
+        assert sqlstate(conn, "SELECT hlculid_wake_waiters_at_commit('pq'::regclass)") == "42501"
+        assert sqlstate(conn, "SELECT hlculid_wake_waiters_at_commit('ev'::regclass)") is None
 
 
 def test_a_cancel_or_terminate_ends_a_wait_at_once(c):
