@@ -172,12 +172,9 @@ fn wake_named_tables(s: &'static Shared, committed: bool) -> bool {
     }
     // SAFETY: a backend global, set once at connection.
     let database = unsafe { pg_sys::MyDatabaseId };
-    for t in used_slots(s) {
-        let key = t.key.load(Ordering::SeqCst);
-        if named.iter().any(|&oid| table_key(database, oid) == key) {
-            t.seq.fetch_add(1, Ordering::SeqCst);
-        }
-    }
+    bump_slots(s, |key| {
+        named.iter().any(|&oid| table_key(database, oid) == key)
+    });
     true
 }
 
@@ -256,15 +253,12 @@ pub fn table_written() {
     }
     // SAFETY: a backend global, set once at connection.
     let database = u64::from(unsafe { pg_sys::MyDatabaseId }.to_u32());
-    for t in used_slots(s) {
-        let key = t.key.load(Ordering::SeqCst);
-        if key != 0
-            && key >> 32 == database
+    let wrote = bump_slots(s, |key| {
+        key >> 32 == database
             && crate::base::pg_c::holds_row_exclusive(pg_sys::Oid::from(key as u32))
-        {
-            t.seq.fetch_add(1, Ordering::SeqCst);
-            WROTE_WAITED_TABLE.store(true, Ordering::Relaxed);
-        }
+    });
+    if wrote {
+        WROTE_WAITED_TABLE.store(true, Ordering::Relaxed);
     }
     if s.slotless.load(Ordering::SeqCst) > 0
         // SAFETY: reads the transaction state's xid, still set until the end of the commit.
@@ -274,15 +268,23 @@ pub fn table_written() {
     }
 }
 
-fn used_slots(s: &'static Shared) -> &'static [TableSlot] {
-    &s.tables[..(s.used.load(Ordering::SeqCst) as usize).min(TABLE_SLOTS)]
+/// Bumps the number of every taken slot whose key `matches`; whether any matched.
+fn bump_slots(s: &'static Shared, matches: impl Fn(u64) -> bool) -> bool {
+    let used = (s.used.load(Ordering::SeqCst) as usize).min(TABLE_SLOTS);
+    let mut any = false;
+    for t in &s.tables[..used] {
+        let key = t.key.load(Ordering::SeqCst);
+        if key != 0 && matches(key) {
+            t.seq.fetch_add(1, Ordering::SeqCst);
+            any = true;
+        }
+    }
+    any
 }
 
 /// Every waiter's numbers bumped: rows may have come to any table.
 fn bump_all(s: &'static Shared) {
-    for t in used_slots(s) {
-        t.seq.fetch_add(1, Ordering::SeqCst);
-    }
+    bump_slots(s, |_| true);
     s.seq.fetch_add(1, Ordering::SeqCst);
 }
 
@@ -291,8 +293,7 @@ fn bump_all(s: &'static Shared) {
 /// ([`table_written`]), when it made ids (`made_ids`) and someone waits on the horizon, or
 /// everyone when it finished a prepared transaction (whose hold and rows may be anywhere) or
 /// asked to ([`hlculid_wake_waiters_at_commit`]), or is logical replication's apply (rows
-/// replicated with ids made elsewhere). Without waiters: a fence for a transaction that made
-/// ids, one atomic read otherwise.
+/// replicated with ids made elsewhere). Without waiters: a fence and one atomic read.
 pub fn transaction_ended(made_ids: bool, committed: bool) {
     let wrote = WROTE_WAITED_TABLE.swap(false, Ordering::Relaxed);
     let wrote_any = WROTE_FOR_SLOTLESS.swap(false, Ordering::Relaxed);
@@ -342,10 +343,8 @@ struct Registration {
     counted: bool,
     /// Counted in `horizon_waiters`.
     horizon: bool,
-    /// The table slot taken, if any.
+    /// The table slot taken, if any (none: counted in `slotless` while counted at all).
     slot: Option<usize>,
-    /// Counted in `slotless`.
-    slotless: bool,
     /// The exit backstop is registered (once per process).
     at_exit: bool,
 }
@@ -354,7 +353,6 @@ static REGISTERED: BackendLocal<Registration> = BackendLocal::new(Registration {
     counted: false,
     horizon: false,
     slot: None,
-    slotless: false,
     at_exit: false,
 });
 
@@ -405,7 +403,6 @@ impl Waiting {
         set_registration(|r| r.slot = slot);
         if slot.is_none() {
             s.slotless.fetch_add(1, Ordering::SeqCst);
-            set_registration(|r| r.slotless = true);
         }
         s.horizon_waiters.fetch_add(1, Ordering::SeqCst);
         set_registration(|r| r.horizon = true);
@@ -462,7 +459,7 @@ fn give_back(s: &'static Shared) {
     if r.horizon {
         s.horizon_waiters.fetch_sub(1, Ordering::SeqCst);
     }
-    if r.slotless {
+    if r.counted && r.slot.is_none() {
         s.slotless.fetch_sub(1, Ordering::SeqCst);
     }
     if let Some(i) = r.slot {
@@ -472,7 +469,6 @@ fn give_back(s: &'static Shared) {
         r.counted = false;
         r.horizon = false;
         r.slot = None;
-        r.slotless = false;
     });
 }
 
@@ -748,58 +744,55 @@ fn hlculid_wait(
     let table = (!citus).then(|| writers_wake(row_type)).flatten();
     let args = [(row_type, None), hlculid_arg(after)];
     // the first check is hlculid_read itself (its errors are ours); then, on a table of this
-    // server, the cheap query, and none at all while neither the horizon moved nor a table was
-    // written (no row can have become readable then)
-    let mut fast: Option<(CString, u64, u64, bool)> = None;
+    // server, the cheap query, at once (whether rows are hidden decides how the waiter sleeps),
+    // and none at all while neither the horizon moved nor the table was written (no row can
+    // have become readable then)
+    let full = || {
+        fresh_query(
+            c"SELECT EXISTS (SELECT FROM pg_catalog.hlculid_read($1, $2, 1))",
+            &args,
+            1,
+        )[0]
+        .is_some_and(|d| d.value() != 0)
+    };
+    let mut first = true;
+    let mut fast: Option<(CString, Option<u64>, u64, bool)> = None;
     wait_loop(timeout, cap, table, |table_seen| {
-        if let Some((query, last, last_rows, hidden)) = &mut fast {
-            let h = crate::horizon::server::compute();
-            if h == *last && table_seen == *last_rows {
+        if std::mem::take(&mut first) {
+            let ready = full();
+            if !citus {
+                fast = fast_check_query(row_type, "id").map(|q| (q, None, table_seen, true));
+            }
+            if ready || fast.is_none() {
                 return Found {
-                    ready: false,
+                    ready,
                     due_in: None,
-                    hidden: *hidden,
+                    hidden: true,
                 };
             }
-            (*last, *last_rows) = (h, table_seen);
-            let found = fresh_query(query, &[args[1], horizon_at(h)], 2);
-            *hidden = found[1].is_none_or(|d| d.value() != 0);
+        }
+        let Some((query, last, last_seen, hidden)) = &mut fast else {
             return Found {
-                ready: found[0].is_some_and(|d| d.value() != 0),
+                ready: full(),
+                due_in: None,
+                hidden: true,
+            };
+        };
+        let h = crate::horizon::server::compute();
+        if *last == Some(h) && table_seen == *last_seen {
+            return Found {
+                ready: false,
                 due_in: None,
                 hidden: *hidden,
             };
         }
-        let found = fresh_query(
-            c"SELECT EXISTS (SELECT FROM pg_catalog.hlculid_read($1, $2, 1))",
-            &args,
-            1,
-        );
-        let ready = found[0].is_some_and(|d| d.value() != 0);
-        let mut hidden = true;
-        if !citus {
-            fast = fast_check_query(row_type, "id").map(|q| (q, 0, table_seen, true));
-            // not ready: the cheap query at once, to learn whether rows are hidden (a waiter
-            // with nothing after its position sleeps until its table is written)
-            if let (false, Some((query, last, _, was_hidden))) = (ready, &mut fast) {
-                let h = crate::horizon::server::compute();
-                let found = fresh_query(query, &[args[1], horizon_at(h)], 2);
-                *last = h;
-                *was_hidden = found[1].is_none_or(|d| d.value() != 0);
-                hidden = *was_hidden;
-                if found[0].is_some_and(|d| d.value() != 0) {
-                    return Found {
-                        ready: true,
-                        due_in: None,
-                        hidden,
-                    };
-                }
-            }
-        }
+        (*last, *last_seen) = (Some(h), table_seen);
+        let found = fresh_query(query, &[args[1], horizon_at(h)], 2);
+        *hidden = found[1].is_none_or(|d| d.value() != 0);
         Found {
-            ready,
+            ready: found[0].is_some_and(|d| d.value() != 0),
             due_in: None,
-            hidden,
+            hidden: *hidden,
         }
     })
 }
