@@ -144,8 +144,8 @@ fn table_key(database: pg_sys::Oid, table: pg_sys::Oid) -> u64 {
 /// role that may read the table: a waiter woken for nothing checks once.
 #[pg_extern(volatile, parallel_unsafe)]
 fn hlculid_wake_waiters_at_commit(tbl: pg_sys::Oid) {
-    // SAFETY: the current user's OID; PostgreSQL's ACL check of a relation, which returns a
-    // result (a relation that is gone reads as no privilege).
+    // SAFETY: the current user's OID; PostgreSQL's ACL check of a relation (an OID that names
+    // none is its own 42P01 error).
     let allowed = unsafe {
         pg_sys::pg_class_aclcheck(tbl, pg_sys::GetUserId(), pg_sys::ACL_SELECT as _)
             == pg_sys::AclResult::ACLCHECK_OK
