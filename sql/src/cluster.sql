@@ -24,23 +24,78 @@ BEGIN
 END
 $fn$;
 
--- What may still show an id on some node: the distributed transactions running on any node
--- (Citus keeps a transaction's id until every node answered its COMMIT PREPARED) and the Citus
--- prepared transactions left on any node (a COMMIT PREPARED that failed, until recovery). A gid
--- is text any role picks: only gids of the exact form Citus gives its own count, and each node's
--- come back as an array, never a string split again at spaces (0.6.0).
+-- What on this node may still show an id below a horizon read before it (0.6.0; the cluster
+-- horizon's worker runs it on every node each round, hlculid_cluster_pending() on every node
+-- once): one row for each distributed transaction with a backend here that holds a lock that
+-- writes a table (a shard, or a Citus table's shell) other than hlculid's own (a read, or a
+-- consumer moving its position, shows no id; Citus keeps a transaction's number on its
+-- initiator until every node answered its COMMIT PREPARED, and every part that writes holds
+-- its table's lock until its own end), then one for each Citus prepared transaction here (its
+-- part prepared, the rows hidden until COMMIT PREPARED or recovery). Read in that order: a part
+-- that prepares between the two reads is found by the second. Both keyed by the distributed
+-- transaction's number, which Citus' gids carry, so that a part listed while it runs and then
+-- while it is prepared is one item (numbers of two initiators may merge: waited for longer,
+-- never less). A gid is text any role picks: only gids of the exact form Citus gives its own
+-- (citus_<group>_<pid>_<transaction>_<connection>) count. item NULL: a transaction hidden from
+-- the caller (without pg_monitor); gid: the prepared transaction's.
+CREATE OR REPLACE FUNCTION pg_catalog.hlculid_cluster_pending_here(OUT item text, OUT gid text)
+RETURNS SETOF record
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF pg_catalog.to_regprocedure('pg_catalog.get_all_active_transactions()') IS NULL THEN
+        RAISE EXCEPTION 'hlculid_cluster_pending_here() needs Citus'
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
+    RETURN QUERY EXECUTE $q$
+        WITH own AS MATERIALIZED (
+            SELECT pg_catalog.array_agg(d.objid) AS rels
+              FROM pg_catalog.pg_depend d
+              JOIN pg_catalog.pg_extension e ON e.oid OPERATOR(pg_catalog.=) d.refobjid
+             WHERE e.extname OPERATOR(pg_catalog.=) 'hlculid'
+               AND d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
+               AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
+               AND d.deptype OPERATOR(pg_catalog.=) 'e')
+        SELECT t.transaction_number::pg_catalog.text, NULL::pg_catalog.text
+          FROM pg_catalog.get_all_active_transactions() t
+         WHERE (t.transaction_number IS NULL OR t.transaction_number OPERATOR(pg_catalog.<>) 0)
+           AND EXISTS (
+               SELECT FROM pg_catalog.pg_locks l
+               LEFT JOIN pg_catalog.pg_class c
+                 ON c.oid OPERATOR(pg_catalog.=) l.relation
+                AND l.database OPERATOR(pg_catalog.=)
+                    (SELECT b.oid FROM pg_catalog.pg_database b
+                      WHERE b.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
+              WHERE l.pid OPERATOR(pg_catalog.=) t.process_id
+                AND l.locktype OPERATOR(pg_catalog.=) 'relation'
+                AND l.mode OPERATOR(pg_catalog.<>) ALL ('{AccessShareLock,RowShareLock}'::pg_catalog.text[])
+                -- a relation of another database, or not visible yet (made by the transaction):
+                -- counted; indexes, toast tables and sequences are written only beside a table
+                AND (c.oid IS NULL
+                     OR (c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p,m,f}'::pg_catalog."char"[])
+                         AND NOT EXISTS (SELECT FROM own o
+                                          WHERE c.oid OPERATOR(pg_catalog.=) ANY (o.rels)))))
+        UNION ALL
+        SELECT pg_catalog.regexp_replace(p.gid, '^citus_[0-9]+_[0-9]+_([0-9]+)_[0-9]+$', '\1'), p.gid
+          FROM pg_catalog.pg_prepared_xacts p
+         WHERE p.gid OPERATOR(pg_catalog.~) '^citus_[0-9]+_[0-9]+_[0-9]+_[0-9]+$'
+    $q$;
+END
+$fn$;
+
+-- hlculid_cluster_pending_here() of every node, live: what a cluster horizon taken now would
+-- wait for, as 'transaction NUMBER' and 'prepared NODE:GID' (each node's items come back as an
+-- array, never a string split again at spaces: a gid may hold any text).
 CREATE OR REPLACE FUNCTION pg_catalog.hlculid_cluster_pending()
 RETURNS text[]
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
 AS $fn$
 DECLARE
-    own_node int4;
     own_number int8;
-    hidden int8;
-    running text[];
     nodes int4[];
-    gids text[];
+    results text[];
     unreachable text;
     pending text[];
 BEGIN
@@ -49,41 +104,34 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = 'Without Citus no distributed transaction is pending: hlculid.hlculid_horizon_holders shows what holds this server''s horizon.';
     END IF;
-    SELECT c.initiator_node_identifier, c.transaction_number INTO own_node, own_number
-    FROM pg_catalog.get_current_transaction_id() c;
-    -- the distributed transactions of every node, in one round trip
-    SELECT count(*) FILTER (WHERE t.transaction_number IS NULL),
-           pg_catalog.array_agg('transaction ' || t.initiator_node_identifier || ':' || t.transaction_number)
-               FILTER (WHERE t.transaction_number <> 0
-                         AND (t.initiator_node_identifier, t.transaction_number) IS DISTINCT FROM (own_node, own_number))
-    INTO hidden, running
-    FROM pg_catalog.get_global_active_transactions() t;
-    IF hidden > 0 THEN
-        RAISE EXCEPTION 'hlculid_cluster_horizon() cannot see other roles'' distributed transactions'
-            USING ERRCODE = 'insufficient_privilege',
-                  HINT = 'Grant pg_monitor to the reading role (on every node), as for hlculid.hlculid_horizon_holders.';
-    END IF;
+    SELECT c.transaction_number INTO own_number FROM pg_catalog.get_current_transaction_id() c;
     SELECT pg_catalog.array_agg(r.nodeid), pg_catalog.array_agg(r.result),
            string_agg(r.nodeid || ': ' || r.result, '; ') FILTER (WHERE NOT r.success)
-    INTO nodes, gids, unreachable
+    INTO nodes, results, unreachable
     FROM pg_catalog.run_command_on_all_nodes(
-             $c$SELECT COALESCE(pg_catalog.array_agg(gid), '{}')::pg_catalog.text
-                FROM pg_catalog.pg_prepared_xacts
-               WHERE gid OPERATOR(pg_catalog.~) '^citus_[0-9]+_[0-9]+_[0-9]+_[0-9]+$'$c$) r;
+             $c$SELECT COALESCE(pg_catalog.array_agg(CASE WHEN p.item IS NULL THEN 'hidden'
+                                                          WHEN p.gid IS NULL THEN 'transaction ' OPERATOR(pg_catalog.||) p.item
+                                                          ELSE 'prepared ' OPERATOR(pg_catalog.||) p.gid END), '{}')::pg_catalog.text
+                FROM pg_catalog.hlculid_cluster_pending_here() p$c$) r;
     IF unreachable IS NOT NULL THEN
         RAISE EXCEPTION 'hlculid_cluster_horizon() could not reach every node'
             USING ERRCODE = 'connection_failure', DETAIL = unreachable,
                   HINT = 'The cluster horizon needs every node: an unreachable one may still show ids below it.';
     END IF;
     SELECT pg_catalog.array_agg(DISTINCT x ORDER BY x) INTO pending FROM (
-        SELECT pg_catalog.unnest(running) AS x
-        UNION ALL
-        SELECT 'prepared ' || n.nodeid || ':' || g
-        FROM unnest(nodes, gids) n(nodeid, result),  -- ROWS FROM syntax: no qualified form
-             pg_catalog.unnest(n.result::pg_catalog.text[]) g) s;
+        SELECT CASE WHEN i LIKE 'prepared %' THEN 'prepared ' || n.nodeid || ':' || substr(i, 10) ELSE i END AS x
+        FROM unnest(nodes, results) n(nodeid, result),  -- ROWS FROM syntax: no qualified form
+             pg_catalog.unnest(n.result::pg_catalog.text[]) i
+        WHERE i IS DISTINCT FROM 'transaction ' || own_number) s;
+    IF 'hidden' = ANY (pending) THEN
+        RAISE EXCEPTION 'hlculid_cluster_horizon() cannot see other roles'' distributed transactions'
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Grant pg_monitor to the reading role (on every node), as for hlculid.hlculid_horizon_holders.';
+    END IF;
     RETURN coalesce(pending, '{}');
 END
 $fn$;
 
 COMMENT ON FUNCTION pg_catalog.hlculid_citus_table(pg_catalog.regclass) IS 'whether Citus manages the table (distributed, reference or Citus local); false without Citus';
-COMMENT ON FUNCTION pg_catalog.hlculid_cluster_pending() IS 'the distributed transactions running and the Citus prepared transactions on any node: what hlculid_cluster_horizon() waits for';
+COMMENT ON FUNCTION pg_catalog.hlculid_cluster_pending() IS 'the distributed transactions writing and the Citus prepared transactions on any node: what hlculid_cluster_horizon() waits for';
+COMMENT ON FUNCTION pg_catalog.hlculid_cluster_pending_here() IS 'on Citus: what on this node may still show an id below a horizon read before (distributed transactions that write here, Citus prepared transactions), keyed by distributed transaction number; the cluster horizon''s worker reads it on every node each round';

@@ -105,6 +105,11 @@ pub struct State {
     as_of: i64,
     /// When the last round began, answered or not.
     last_round: i64,
+    /// Moves when a round finds that some node committed a transaction that wrote or made ids
+    /// since the round before (`hlculid_writing_commits()`), or could not tell: waiters on a
+    /// table Citus manages read the table again only then, or when the horizon passes a row
+    /// they saw above it.
+    commits_seen: u64,
     /// The node whose failure stopped the last round (0: it did not fail), and why.
     problem_node: i32,
     problem: Text,
@@ -181,6 +186,7 @@ pub fn init() {
     pg_shmem_init!(SIGNALS);
     PRELOADED.store(true, Ordering::Relaxed);
     if citus_preloaded() {
+        crate::horizon::wait::count_commits();
         BackgroundWorkerBuilder::new("hlculid cluster horizon")
             .set_type("hlculid")
             .set_library("hlculid")
@@ -271,6 +277,8 @@ struct Answer {
     horizon: u128,
     publisher: i32,
     started: i64,
+    /// The node's count of committed transactions that wrote or made ids.
+    commits: i64,
 }
 
 struct Candidate {
@@ -281,20 +289,13 @@ struct Candidate {
 }
 
 /// The round's query. Its first statement lists what is pending on the node, one item a row
-/// (NULL: a distributed transaction hidden from the worker's role): never joined into one
-/// string, since a prepared transaction's gid is text any role picks (spaces included), and only
-/// gids of the exact form Citus gives its own (`citus_<group>_<pid>_<transaction>_<connection>`)
-/// count; anyone may prepare a transaction under another name, which Citus never commits.
-const ROUND_SQL: &CStr = c"SELECT CASE WHEN t.transaction_number IS NOT NULL \
-            THEN pg_catalog.format('transaction %s:%s', t.initiator_node_identifier, t.transaction_number) END \
-   FROM pg_catalog.get_all_active_transactions() t \
-  WHERE t.transaction_number IS NULL OR t.transaction_number OPERATOR(pg_catalog.<>) 0 \
- UNION ALL \
- SELECT pg_catalog.format('prepared %s:%s', (SELECT l.groupid FROM pg_catalog.pg_dist_local_group l), p.gid) \
-   FROM pg_catalog.pg_prepared_xacts p \
-  WHERE p.gid OPERATOR(pg_catalog.~) '^citus_[0-9]+_[0-9]+_[0-9]+_[0-9]+$'; \
+/// (`hlculid_cluster_pending_here()`, sql/src/cluster.sql: the distributed transactions that
+/// write there and the Citus prepared transactions, keyed by distributed transaction number;
+/// NULL: a transaction hidden from the worker's role); the second reads its horizon.
+const ROUND_SQL: &CStr = c"SELECT p.item FROM pg_catalog.hlculid_cluster_pending_here() p; \
 SELECT pg_catalog.hlculid_horizon_catch_up()::pg_catalog.text, c.publisher, \
-       pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time())::pg_catalog.float8 \
+       pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time())::pg_catalog.float8, \
+       pg_catalog.hlculid_writing_commits() \
   FROM pg_catalog.hlculid_clock() c";
 
 /// Whether SIGTERM (or postmaster death) came: pgrx's flag is cleared when read, so it is kept
@@ -363,6 +364,7 @@ pub extern "C-unwind" fn hlculid_cluster_horizon_main(_arg: pg_sys::Datum) {
         local_group: -1,
         candidates: VecDeque::new(),
         published: 0,
+        commits: Vec::new(),
         listed_at: None,
         logged: None,
         conflicts_logged: BTreeSet::new(),
@@ -467,6 +469,8 @@ struct Worker {
     local_group: i32,
     candidates: VecDeque<Candidate>,
     published: u128,
+    /// Each node's (node id, start time, writing commits) in the last round that answered.
+    commits: Vec<(i32, i64, i64)>,
     listed_at: Option<Instant>,
     /// The problem last logged, so that a repeating one is logged once.
     logged: Option<String>,
@@ -686,6 +690,20 @@ impl Worker {
             }
         }
         self.check_publishers();
+        // commits anywhere since the last round (a node that did not answer: not known)
+        let commits: Vec<(i32, i64, i64)> = self
+            .nodes
+            .iter()
+            .zip(&answers)
+            .map(|(n, a)| {
+                a.as_ref()
+                    .map_or((n.nodeid, 0, -1), |a| (n.nodeid, a.started, a.commits))
+            })
+            .collect();
+        if failed.is_some() || commits != self.commits {
+            STATE.exclusive().commits_seen += 1;
+        }
+        self.commits = commits;
         if let Some((i, e)) = failed {
             let node = self.nodes[i].nodeid;
             {
@@ -964,7 +982,7 @@ fn collect(conn: *mut libpq::PGconn) -> Result<Answer, String> {
             .and_then(Option::as_ref)
     };
     let bad = || "an answer the worker does not understand".to_string();
-    // one item a row, "transaction N:M" or "prepared G:gid"; NULL: a hidden transaction
+    // one item a row, a distributed transaction's number; NULL: a hidden transaction
     let items = results.first().ok_or_else(bad)?;
     let hidden = items
         .iter()
@@ -981,12 +999,14 @@ fn collect(conn: *mut libpq::PGconn) -> Result<Answer, String> {
         .and_then(|v| v.parse::<f64>().ok())
         .map(|secs| ((secs - 946_684_800.0) * 1e6) as i64) // to PostgreSQL's epoch, 2000-01-01
         .ok_or_else(bad)?;
+    let commits = field(1, 3).and_then(|v| v.parse().ok()).ok_or_else(bad)?;
     Ok(Answer {
         pending,
         hidden,
         horizon,
         publisher,
         started,
+        commits,
     })
 }
 
@@ -1052,6 +1072,40 @@ fn state_error(s: &State, function: &str) -> Option<UserError> {
     None
 }
 
+/// Marks a reader's demand at `at`: the worker rounds fast for a while; after a quiet spell it
+/// is woken at once.
+fn demand(at: i64) {
+    let sig = signals();
+    if at - sig.demand.swap(at, Ordering::Relaxed) > CURRENT_US {
+        let latch = sig.latch.load(Ordering::Acquire);
+        if latch != 0 {
+            // SAFETY: the worker's latch, in shared memory; setting a latch never raises.
+            unsafe { pg_sys::SetLatch(latch as *mut pg_sys::Latch) };
+        }
+    }
+}
+
+/// For a waiter on a table Citus manages (src/horizon/wait.rs): the published horizon, when it
+/// is one `hlculid_cluster_horizon()` would return (kept for this database, at most 10 s old),
+/// and the number that moves with commits anywhere; marks the demand that keeps rounds fast.
+/// None: no such value now (the reader's own call would wait, return NULL, or raise).
+pub fn for_waiter() -> Option<(u128, u64)> {
+    if !PRELOADED.load(Ordering::Relaxed) {
+        return None;
+    }
+    let t = now();
+    demand(t);
+    let s = STATE.share();
+    // SAFETY: this backend's database.
+    let mine = unsafe { pg_sys::MyDatabaseId };
+    let fresh = s.as_of != 0 && t - s.as_of <= 10_000_000 && t - s.last_round <= CURRENT_US;
+    (s.database == mine
+        && s.status == Status::Running as u32
+        && fresh
+        && state_error(&s, "").is_none())
+    .then_some((s.horizon, s.commits_seen))
+}
+
 fn interval_us(i: &Interval) -> i128 {
     i.as_micros()
 }
@@ -1076,14 +1130,7 @@ fn hlculid_cluster_horizon(max_wait: default!(Option<Interval>, "'10 s'")) -> Op
         .raise(),
     };
     let start = now();
-    let sig = signals();
-    if start - sig.demand.swap(start, Ordering::Relaxed) > CURRENT_US {
-        let latch = sig.latch.load(Ordering::Acquire);
-        if latch != 0 {
-            // SAFETY: the worker's latch, in shared memory; setting a latch never raises.
-            unsafe { pg_sys::SetLatch(latch as *mut pg_sys::Latch) };
-        }
-    }
+    demand(start);
     let mut slept = false;
     let result = loop {
         let s = STATE.share();
@@ -1140,7 +1187,7 @@ fn hlculid_cluster_horizon(max_wait: default!(Option<Interval>, "'10 s'")) -> Op
         // (the loop checks again before sleeping, so no broadcast is lost), later ones sleep and
         // check for interrupts.
         unsafe {
-            pg_sys::ConditionVariableTimedSleep(sig.cv.get(), left, pg_sys::PG_WAIT_EXTENSION)
+            pg_sys::ConditionVariableTimedSleep(signals().cv.get(), left, pg_sys::PG_WAIT_EXTENSION)
         };
         slept = true;
     };

@@ -16,6 +16,7 @@ extension_sql_file!(
         wait::hlculid_wait,
         wait::hlculid_consumer_wait,
         wait::hlculid_wake_waiters_at_commit,
+        wait::hlculid_writing_commits,
         extract::hlculid_min,
         extract::hlculid_ts,
     ],

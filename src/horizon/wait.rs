@@ -58,6 +58,9 @@ struct Shared {
     seq: AtomicU64,
     /// One past the highest table slot ever taken (writers read no further).
     used: AtomicU32,
+    /// Committed transactions that wrote or made ids, counted on a Citus node only
+    /// ([`hlculid_writing_commits`]).
+    commits: AtomicU64,
     /// The table each registered waiter waits on.
     tables: [TableSlot; TABLE_SLOTS],
     cv: pg_sys::ConditionVariable,
@@ -123,6 +126,29 @@ fn cv(s: &'static Shared) -> *mut pg_sys::ConditionVariable {
     // The ConditionVariable is shared memory that PostgreSQL's functions change under its own
     // spinlock: only ever reached through this pointer.
     (&raw const s.cv).cast_mut()
+}
+
+/// Whether commits are counted here: on a node that preloads Citus, where the cluster horizon's
+/// worker reads the count ([`count_commits`]).
+static COUNT_COMMITS: AtomicBool = AtomicBool::new(false);
+
+/// Counts, from now on, the commits that can show rows (`_PG_init` on a Citus node, through the
+/// cluster horizon's worker's `init`).
+pub fn count_commits() {
+    COUNT_COMMITS.store(true, Ordering::Relaxed);
+}
+
+/// SQL `hlculid_writing_commits()`: how many transactions committed on this server, since it
+/// started, having written anything or made ids (a `COMMIT PREPARED` counts; so does a logical
+/// replication apply worker's transaction); NULL where it is not counted (a server without
+/// Citus preloaded, or without hlculid preloaded). The cluster horizon's worker reads it on every
+/// node each round: a waiter on a table Citus manages reads the table again only when it moved.
+#[pg_extern(volatile, parallel_safe)]
+fn hlculid_writing_commits() -> Option<i64> {
+    let s = shared()?;
+    COUNT_COMMITS
+        .load(Ordering::Relaxed)
+        .then(|| s.commits.load(Ordering::SeqCst) as i64)
 }
 
 /// Whether this backend's committing transaction wrote a table a waiter waits on (whose slots
@@ -298,6 +324,19 @@ pub fn transaction_ended(made_ids: bool, committed: bool) {
     let wrote = WROTE_WAITED_TABLE.swap(false, Ordering::Relaxed);
     let wrote_any = WROTE_FOR_SLOTLESS.swap(false, Ordering::Relaxed);
     let Some(s) = shared() else { return };
+    if committed
+        && COUNT_COMMITS.load(Ordering::Relaxed)
+        // SAFETY: the transaction state's xid (set until the end of the commit) and a flag of
+        // the process; neither raises.
+        && (made_ids
+            || unsafe { pg_sys::GetTopTransactionIdIfAny() } != pg_sys::InvalidTransactionId
+            || unsafe { pg_sys::IsLogicalWorker() }
+            || finishing_prepared())
+    {
+        // after the commit is visible in the proc array: a round that reads the count before
+        // this sees the rows by the time a waiter reads the table
+        s.commits.fetch_add(1, Ordering::SeqCst);
+    }
     let named = wake_named_tables(s, committed);
     // the slot's clearing (or the transaction's end in the proc array, which a group leader may
     // have done for it) before the counts' read (the Dekker pair in the module's note)
@@ -331,7 +370,9 @@ pub fn wake() {
     if s.waiters.load(Ordering::SeqCst) == 0 {
         return;
     }
-    bump_all(s);
+    // the waiters in horizon mode, which every waiter on a table Citus manages is (it has no
+    // table slot); those sleeping until their table is written here are left alone
+    s.seq.fetch_add(1, Ordering::SeqCst);
     // SAFETY: the shared ConditionVariable, initialised at startup; any backend may broadcast.
     unsafe { pg_sys::ConditionVariableBroadcast(cv(s)) };
 }
@@ -631,8 +672,9 @@ fn fresh_query(sql: &CStr, args: &[Arg], ncols: usize) -> Vec<Option<pg_sys::Dat
     }
 }
 
-/// [`fresh_query`] for one text column of the first row (copied out before SPI_finish).
-fn fresh_text(sql: &CStr, args: &[Arg]) -> Option<String> {
+/// The first row's first column as text (copied out before SPI_finish): with a new snapshot
+/// as [`fresh_query`] when `new_snapshot`, else read-only in the caller's.
+fn query_text(sql: &CStr, args: &[Arg], new_snapshot: bool) -> Option<String> {
     let (mut types, mut values, nulls) = spi_params(args);
     // SAFETY: as in fresh_query; the text is copied into a Rust String before SPI_finish frees
     // the tuple table.
@@ -644,7 +686,7 @@ fn fresh_text(sql: &CStr, args: &[Arg]) -> Option<String> {
             types.as_mut_ptr(),
             values.as_mut_ptr(),
             nulls.as_ptr(),
-            true,
+            !new_snapshot,
             1,
         );
         let table = pg_sys::SPI_tuptable;
@@ -664,7 +706,7 @@ fn fresh_text(sql: &CStr, args: &[Arg]) -> Option<String> {
 /// (through `hlculid_read`, which checks the table, the column and the transaction) passed.
 fn quoted_names(row_type: pg_sys::Oid, id_column: &str) -> Option<(String, String)> {
     let column = pgrx::datum::IntoDatum::into_datum(id_column);
-    let both = fresh_text(
+    let both = query_text(
         c"SELECT pg_catalog.format('%I.%I %I', n.nspname, c.relname, $2) \
           FROM pg_catalog.pg_type t JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.typrelid \
           JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
@@ -673,6 +715,7 @@ fn quoted_names(row_type: pg_sys::Oid, id_column: &str) -> Option<(String, Strin
             (pg_sys::OIDOID, Some(pg_sys::Datum::from(row_type))),
             (pg_sys::TEXTOID, column),
         ],
+        false,
     )?;
     // a quoted identifier may hold spaces, but never an unquoted one: split at the last space
     // outside quotes, which %I puts between the two
@@ -705,6 +748,77 @@ fn fast_check_query(row_type: pg_sys::Oid, id_column: &str) -> Option<CString> {
          AND t.{column} OPERATOR(pg_catalog.>=) $2)"
     ))
     .ok()
+}
+
+/// The re-check on a table Citus manages (`$1`: the position): the first id after it, one
+/// multi-shard `ORDER BY .. LIMIT 1` (as `hlculid_read`'s, with no upper bound).
+fn first_after_query(row_type: pg_sys::Oid, id_column: &str) -> Option<CString> {
+    let (table, column) = quoted_names(row_type, id_column)?;
+    CString::new(format!(
+        "SELECT t.{column}::pg_catalog.text FROM {table} t \
+         WHERE $1 IS NULL OR t.{column} OPERATOR(pg_catalog.>) $1 \
+         ORDER BY t.{column} USING OPERATOR(pg_catalog.<) LIMIT 1"
+    ))
+    .ok()
+}
+
+/// What a waiter on a table Citus manages saw when it last read the table: nothing can have
+/// become readable since, until some node commits a transaction that wrote or made ids (the
+/// cluster horizon's worker's number moves; a consumer's position or retries changed are such
+/// commits), the horizon passes the first row it saw above it, a retry falls due, or
+/// [`CITUS_RECHECK`] passes (for what needs none of these: an id made long ago inserted late).
+struct CitusSeen {
+    commits: u64,
+    first_above: Option<u128>,
+    due: Option<Instant>,
+    at: Instant,
+}
+
+/// A check on a table Citus manages: `check(horizon)` reads (with new snapshots, after the
+/// horizon was taken: the two-statement rule) and gives what it found and the first id after
+/// the position; skipped while nothing can have changed since `seen`, so an idle waiter costs
+/// no query and no node a task.
+fn citus_check(
+    seen: &mut Option<CitusSeen>,
+    check: impl FnOnce(u128) -> (Found, Option<u128>),
+) -> Found {
+    let now = Instant::now();
+    let not_ready = |due: Option<Instant>| Found {
+        ready: false,
+        due_in: due.map(|d| d.saturating_duration_since(now)),
+        hidden: true,
+    };
+    let due = seen.as_ref().and_then(|s| s.due);
+    // None: no horizon a reader would be given now; the worker's next publication wakes us
+    let Some((horizon, commits)) = crate::horizon::cluster_worker::for_waiter() else {
+        return not_ready(due);
+    };
+    if seen.as_ref().is_some_and(|s| {
+        s.commits == commits
+            && s.first_above.is_none_or(|m| horizon <= m)
+            && s.due.is_none_or(|d| now < d)
+            && now.duration_since(s.at) < CITUS_RECHECK
+    }) {
+        return not_ready(due);
+    }
+    let (found, first) = check(horizon);
+    *seen = Some(CitusSeen {
+        commits,
+        first_above: first,
+        due: found.due_in.map(|d| now + d),
+        at: now,
+    });
+    Found {
+        hidden: true,
+        ..found
+    }
+}
+
+/// [`first_after_query`]'s id, read with a new snapshot.
+fn first_after(query: &CStr, after: Arg) -> Option<u128> {
+    query_text(query, &[after], true)
+        .and_then(|t| t.parse::<hlculid_core::Id>().ok())
+        .map(|id| id.to_u128())
 }
 
 fn hlculid_arg(id: Option<Hlculid>) -> Arg {
@@ -757,19 +871,33 @@ fn hlculid_wait(
     };
     let mut first = true;
     let mut fast: Option<(CString, Option<u64>, u64, bool)> = None;
+    let mut on_citus: Option<(CString, Option<CitusSeen>)> = None;
     wait_loop(timeout, cap, table, |table_seen| {
         if std::mem::take(&mut first) {
             let ready = full();
-            if !citus {
+            if citus {
+                on_citus = first_after_query(row_type, "id").map(|q| (q, None));
+            } else {
                 fast = fast_check_query(row_type, "id").map(|q| (q, None, table_seen, true));
             }
-            if ready || fast.is_none() {
+            if ready || (fast.is_none() && on_citus.is_none()) {
                 return Found {
                     ready,
                     due_in: None,
                     hidden: true,
                 };
             }
+        }
+        if let Some((query, seen)) = &mut on_citus {
+            return citus_check(seen, |horizon| {
+                let first = first_after(query, args[1]);
+                let found = Found {
+                    ready: first.is_some_and(|m| m < horizon),
+                    due_in: None,
+                    hidden: true,
+                };
+                (found, first)
+            });
         }
         let Some((query, last, last_seen, hidden)) = &mut fast else {
             return Found {
@@ -866,8 +994,14 @@ fn hlculid_consumer_wait(
     // the first check reads through hlculid_read (its errors are ours); then, on a table of
     // this server, the same with the horizon taken here and the table read directly
     let mut fast: Option<CString> = None;
+    let mut on_citus: Option<(CString, Option<CitusSeen>)> = None;
     let table = (!citus).then(|| writers_wake(row_type)).flatten();
     wait_loop(timeout, cap, table, |_| {
+        if let Some((query, seen)) = &mut on_citus {
+            return citus_check(seen, |horizon| {
+                consumer_on_citus(consumer, name_arg, query, horizon)
+            });
+        }
         // the consumer's row read again each time (a reset moves it); gone: an error
         let found = match &fast {
             Some(query) => fresh_query(
@@ -877,7 +1011,11 @@ fn hlculid_consumer_wait(
             ),
             None => {
                 let found = fresh_query(&consumer_check(CONSUMER_FULL_READ, "true"), &args, 4);
-                if !citus {
+                if citus {
+                    on_citus = consumer_column(&args[0])
+                        .and_then(|column| first_after_query(row_type, &column))
+                        .map(|q| (q, None));
+                } else {
                     fast = consumer_fast_read(row_type, &args[0])
                         .map(|(read, hidden)| consumer_check(&read, &hidden));
                 }
@@ -892,25 +1030,59 @@ fn hlculid_consumer_wait(
                 }
             }
         };
-        if found[0].is_none_or(|d| d.value() == 0) {
-            UserError::new(
-                Condition::UndefinedConsumer,
-                format!("consumer \"{consumer}\" does not exist"),
-            )
-            .detail("It was dropped while hlculid_consumer_wait waited on it.")
-            .raise()
-        }
-        let due_in = found[2].map(|d| {
-            // SAFETY: a float8 column, by value.
-            let secs = unsafe { f64::from_datum(d, false) }.unwrap_or(0.0);
-            Duration::from_secs_f64(secs.clamp(0.0, 1e9))
-        });
-        Found {
-            ready: found[1].is_some_and(|d| d.value() != 0),
-            due_in,
-            hidden: found[3].is_none_or(|d| d.value() != 0),
-        }
+        consumer_found(&found, consumer)
     })
+}
+
+/// What a consumer's check found (see [`consumer_check`]); a consumer gone is an error.
+fn consumer_found(found: &[Option<pg_sys::Datum>], consumer: &str) -> Found {
+    if found[0].is_none_or(|d| d.value() == 0) {
+        UserError::new(
+            Condition::UndefinedConsumer,
+            format!("consumer \"{consumer}\" does not exist"),
+        )
+        .detail("It was dropped while hlculid_consumer_wait waited on it.")
+        .raise()
+    }
+    let due_in = found[2].map(|d| {
+        // SAFETY: a float8 column, by value.
+        let secs = unsafe { f64::from_datum(d, false) }.unwrap_or(0.0);
+        Duration::from_secs_f64(secs.clamp(0.0, 1e9))
+    });
+    Found {
+        ready: found[1].is_some_and(|d| d.value() != 0),
+        due_in,
+        hidden: found[3].is_none_or(|d| d.value() != 0),
+    }
+}
+
+/// A consumer's check on a table Citus manages, below `horizon`: its row and retries (tables of
+/// this server), then the first id after its position (`query`: [`first_after_query`]).
+fn consumer_on_citus(
+    consumer: &str,
+    name: Arg,
+    query: &CStr,
+    horizon: u128,
+) -> (Found, Option<u128>) {
+    let found = consumer_found(
+        &fresh_query(&consumer_check("false", "false"), &[name], 4),
+        consumer,
+    );
+    if found.ready {
+        return (found, None);
+    }
+    let position = query_text(
+        &CString::new(format!(
+            "SELECT c.position::pg_catalog.text FROM hlculid.hlculid_consumer_positions c WHERE {MINE}"
+        ))
+        .unwrap_or_default(),
+        &[name],
+        true,
+    )
+    .and_then(|t| t.parse::<hlculid_core::Id>().ok());
+    let first = first_after(query, hlculid_arg(position.map(Hlculid)));
+    let ready = first.is_some_and(|m| m < horizon);
+    (Found { ready, ..found }, first)
 }
 
 /// The calling role's consumer `$1` (`c`): names are per role, and a superuser (who bypasses
@@ -943,17 +1115,23 @@ fn consumer_check(read: &str, hidden: &str) -> CString {
     .unwrap_or_default()
 }
 
-/// The direct reads of a consumer's check on a table of this server (`$2`: the horizon taken
-/// before the query), with the consumer's id column as it is now: (rows below the horizon, rows
-/// the horizon hides).
-fn consumer_fast_read(row_type: pg_sys::Oid, name: &Arg) -> Option<(String, String)> {
-    let column = fresh_text(
+/// The calling role's consumer `name`'s id column.
+fn consumer_column(name: &Arg) -> Option<String> {
+    query_text(
         &CString::new(format!(
             "SELECT c.id_column::pg_catalog.text FROM hlculid.hlculid_consumer_positions c WHERE {MINE}"
         ))
         .unwrap_or_default(),
         std::slice::from_ref(name),
-    )?;
+        false,
+    )
+}
+
+/// The direct reads of a consumer's check on a table of this server (`$2`: the horizon taken
+/// before the query), with the consumer's id column as it is now: (rows below the horizon, rows
+/// the horizon hides).
+fn consumer_fast_read(row_type: pg_sys::Oid, name: &Arg) -> Option<(String, String)> {
+    let column = consumer_column(name)?;
     let (table, column) = quoted_names(row_type, &column)?;
     let after = format!(
         "SELECT FROM {table} t WHERE (c.position IS NULL OR t.{column} OPERATOR(pg_catalog.>) c.position)"
