@@ -1287,13 +1287,21 @@ def citus(c, pg, cfg, report, quick):
                 calls[side] = k / (time.perf_counter() - t0)
         # lag: 8 writers, a row each every 20 ms, single-row commits; a reader polling as fast as
         # it can, through hlculid_read (the horizon, then a read of every shard), or the horizon
-        # alone (when the horizon passes a row: what the worker adds, without the read)
+        # alone (when the horizon passes a row: what the worker adds, without the read); a reader
+        # that waits (hlculid_wait when a read found nothing); a consumer as bench/subscriptions.py
+        # runs it (hlculid_consumer_wait unless its last batch was full, then hlculid_consume in a
+        # transaction)
         lags = {}
+        readers = ("hlculid_read", "horizon only", "hlculid_wait, hlculid_read", "consumer")
         horizon_q = {"one node": "SELECT hlculid_horizon()::text",
                      "Citus, 3 nodes": "SELECT hlculid_cluster_horizon()::text"}
         for side, node in sides.items():
-            for how in ("hlculid_read", "horizon only"):
+            for k, how in enumerate(readers):
                 stop, committed, seen = threading.Event(), {}, {}
+                with node.connect() as conn:
+                    start = conn.execute(horizon_q[side]).fetchone()[0]
+                    if how == "consumer":
+                        conn.execute("SELECT hlculid_consumer_create(%s, 'bench_lag', %s::hlculid)", (f"lag{k}", start))
 
                 def write():
                     with node.connect() as conn:
@@ -1303,10 +1311,21 @@ def citus(c, pg, cfg, report, quick):
                             time.sleep(0.02)
 
                 def read():
-                    last = None
+                    last, full = start, True
                     with node.connect() as conn:
                         while not stop.is_set() or len(seen) < len(committed):
-                            if how == "hlculid_read":
+                            if how == "consumer":
+                                if not full and not conn.execute("SELECT hlculid_consumer_wait(%s, '0.2 s')",
+                                                                 (f"lag{k}",)).fetchone()[0]:
+                                    continue
+                                with conn.transaction():
+                                    rows = conn.execute("SELECT id::text FROM hlculid_consume(%s, NULL::bench_lag, 1000)",
+                                                        (f"lag{k}",)).fetchall()
+                                now = time.perf_counter()
+                                for (i,) in rows:
+                                    seen[i] = now
+                                full = len(rows) == 1000
+                            elif how != "horizon only":
                                 rows = conn.execute("SELECT id::text FROM hlculid_read(NULL::bench_lag, %s::hlculid, 10000)",
                                                     (last,)).fetchall()
                                 now = time.perf_counter()
@@ -1314,6 +1333,8 @@ def citus(c, pg, cfg, report, quick):
                                     seen[i] = now
                                 if rows:
                                     last = rows[-1][0]
+                                elif how == "hlculid_wait, hlculid_read":
+                                    conn.execute("SELECT hlculid_wait(NULL::bench_lag, %s::hlculid, '0.2 s')", (last,))
                             else:
                                 h = conn.execute(horizon_q[side]).fetchone()[0]
                                 now = time.perf_counter()
@@ -1329,12 +1350,16 @@ def citus(c, pg, cfg, report, quick):
                 stop.set()
                 for t in threads:
                     t.join(60)
+                if how == "consumer":
+                    node.sql("SELECT hlculid_consumer_drop(%s)", (f"lag{k}",))
                 got = sorted(seen[i] - committed[i] for i in committed if i in seen)
                 lags[(side, how)] = (statistics.median(got), got[int(len(got) * 0.95)], got[int(len(got) * 0.99)],
                                      len(got), len(committed))
         report.add(f"\nThe horizon's cost: calls a second over {secs} s on one connection, and the lag from a "
                    "row's commit (8 writers, single-row inserts, each every 20 ms) to a reader polling "
-                   "`hlculid_read`, or the horizon alone (when it passes the row):\n")
+                   "`hlculid_read`, the horizon alone (when it passes the row), a reader that calls `hlculid_wait` "
+                   "when a read found nothing, and a consumer (`hlculid_consumer_wait` unless its last batch "
+                   "was full, then `hlculid_consume` in a transaction):\n")
         report.table(["", "calls/s"], [[k, f"{v:,.0f}"] for k, v in calls.items()])
         report.add("")
         report.table(["", "reader", "median lag ms", "p95 ms", "p99 ms", "rows read / committed"],

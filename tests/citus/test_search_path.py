@@ -49,6 +49,9 @@ def hostile(citus, sp_events):
 CITUS_CALLS = [  # § marks a name the default path needs qualified (pg_catalog.)
     "SELECT §hlculid_citus_table('{t}'), §hlculid_citus_table('hlculid.hlculid_horizons')",
     "SELECT §hlculid_cluster_pending()",
+    "SELECT §count(*) FROM §hlculid_cluster_pending_here()",
+    "SELECT §hlculid_writing_commits() IS NOT NULL",
+    "SELECT §hlculid_wait(NULL::{t}, NULL, '10 ms')",
     "SELECT §hlculid_cluster_horizon('5 s') IS NOT NULL",
     "SELECT §hlculid_cluster_horizon() IS NOT NULL",
     "SELECT §count(*) FROM §hlculid_read(NULL::{t}, NULL, 5)",

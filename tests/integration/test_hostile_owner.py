@@ -100,9 +100,10 @@ GLOBAL_CALLS = [
     "(SELECT §count(*) FROM §hlculid_unmask_any(§hlculid_mask(i))), "
     "(SELECT §count(*) FROM §hlculid_unmask_bigint_any(§hlculid_mask_bigint(5))) FROM (SELECT §hlculid_generate() AS i) s",
     "SELECT §hlculid_citus_table('hlculid.hlculid_horizons')",
+    "SELECT §hlculid_writing_commits()",
 ]
 # without Citus these answer 55000, as documented (tests/citus runs them on a cluster)
-CITUS_ONLY = ["SELECT §hlculid_cluster_pending()", "SELECT §hlculid_cluster_horizon('50 ms')",
+CITUS_ONLY = ["SELECT §hlculid_cluster_pending()", "SELECT §count(*) FROM §hlculid_cluster_pending_here()", "SELECT §hlculid_cluster_horizon('50 ms')",
               "SELECT §hlculid_cluster_horizon()"]
 # the entry points that take a table: on the victim's own tables and on mallory's
 TABLE_CALLS = [
