@@ -230,6 +230,10 @@ BEGIN
                   DETAIL = 'The table has inheritance children, whose rows its unique index does not cover: hlculid_read pages by id after the last id read, and rows of a child that share an id with the last row of a page would be passed.',
                   HINT = pg_catalog.format('Make %s a partitioned table, or read its rows by other means.', rel);
     END IF;
+    -- no bound, or none above the position: no row can be read, and no shard is asked (0.6.0)
+    IF $3 IS NULL OR ($2 IS NOT NULL AND $3 OPERATOR(pg_catalog.<=) $2) THEN
+        RETURN;
+    END IF;
     RETURN QUERY EXECUTE pg_catalog.format(
         'SELECT * FROM %s t WHERE ($1 IS NULL OR t.%I OPERATOR(pg_catalog.>) $1) AND t.%I OPERATOR(pg_catalog.<) $2 ORDER BY t.%I USING OPERATOR(pg_catalog.<) LIMIT $3',
         rel, $5, $5, $5)

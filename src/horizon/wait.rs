@@ -750,6 +750,18 @@ fn fast_check_query(row_type: pg_sys::Oid, id_column: &str) -> Option<CString> {
     .ok()
 }
 
+/// `hlculid_read(table_row, after, 1)`'s checks on a table Citus manages (the READ COMMITTED rule,
+/// the cluster horizon's errors, the table and its id column), without its read of every shard:
+/// `hlculid_read_below` with no bound reads nothing. `num_nulls` evaluates both.
+const CITUS_CHECKS: &CStr = c"SELECT pg_catalog.num_nulls(pg_catalog.hlculid_cluster_horizon(), \
+     (SELECT 1 FROM pg_catalog.hlculid_read_below($1, $2, NULL::pg_catalog.hlculid, 1) LIMIT 1))";
+
+/// The same for a consumer's check (`$2`: the table's row type, `c`: the consumer's row): false,
+/// once it raised what `hlculid_consume`'s read would.
+const CONSUMER_CITUS_CHECKS: &str = "pg_catalog.num_nulls(pg_catalog.hlculid_cluster_horizon(), \
+     (SELECT 1 FROM pg_catalog.hlculid_read_below($2, c.position, NULL::pg_catalog.hlculid, 1, c.id_column) LIMIT 1)) \
+     OPERATOR(pg_catalog.<) 0";
+
 /// The re-check on a table Citus manages (`$1`: the position): the first id after it, one
 /// multi-shard `ORDER BY .. LIMIT 1` (as `hlculid_read`'s, with no upper bound).
 fn first_after_query(row_type: pg_sys::Oid, id_column: &str) -> Option<CString> {
@@ -874,18 +886,20 @@ fn hlculid_wait(
     let mut on_citus: Option<(CString, Option<CitusSeen>)> = None;
     wait_loop(timeout, cap, table, |table_seen| {
         if std::mem::take(&mut first) {
-            let ready = full();
             if citus {
+                // what hlculid_read would raise, without its read: the Citus check reads next
+                fresh_query(CITUS_CHECKS, &args, 1);
                 on_citus = first_after_query(row_type, "id").map(|q| (q, None));
             } else {
+                let ready = full();
                 fast = fast_check_query(row_type, "id").map(|q| (q, None, table_seen, true));
-            }
-            if ready || (fast.is_none() && on_citus.is_none()) {
-                return Found {
-                    ready,
-                    due_in: None,
-                    hidden: true,
-                };
+                if ready || fast.is_none() {
+                    return Found {
+                        ready,
+                        due_in: None,
+                        hidden: true,
+                    };
+                }
             }
         }
         if let Some((query, seen)) = &mut on_citus {
@@ -996,7 +1010,21 @@ fn hlculid_consumer_wait(
     let mut fast: Option<CString> = None;
     let mut on_citus: Option<(CString, Option<CitusSeen>)> = None;
     let table = (!citus).then(|| writers_wake(row_type)).flatten();
+    let mut first = true;
     wait_loop(timeout, cap, table, |_| {
+        if citus && std::mem::take(&mut first) {
+            // the consumer and what its read would raise, without the read of every shard
+            let found = consumer_found(
+                &fresh_query(&consumer_check(CONSUMER_CITUS_CHECKS, "true"), &args, 4),
+                consumer,
+            );
+            on_citus = consumer_column(&args[0])
+                .and_then(|column| first_after_query(row_type, &column))
+                .map(|q| (q, None));
+            if found.ready || on_citus.is_none() {
+                return found;
+            }
+        }
         if let Some((query, seen)) = &mut on_citus {
             return citus_check(seen, |horizon| {
                 consumer_on_citus(consumer, name_arg, query, horizon)
@@ -1011,11 +1039,7 @@ fn hlculid_consumer_wait(
             ),
             None => {
                 let found = fresh_query(&consumer_check(CONSUMER_FULL_READ, "true"), &args, 4);
-                if citus {
-                    on_citus = consumer_column(&args[0])
-                        .and_then(|column| first_after_query(row_type, &column))
-                        .map(|q| (q, None));
-                } else {
+                if !citus {
                     fast = consumer_fast_read(row_type, &args[0])
                         .map(|(read, hidden)| consumer_check(&read, &hidden));
                 }
