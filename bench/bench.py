@@ -1297,7 +1297,7 @@ def citus(c, pg, cfg, report, quick):
                      "Citus, 3 nodes": "SELECT hlculid_cluster_horizon()::text"}
         for side, node in sides.items():
             for k, how in enumerate(readers):
-                stop, committed, seen = threading.Event(), {}, {}
+                stop, written, committed, seen = threading.Event(), threading.Event(), {}, {}
                 with node.connect() as conn:
                     start = conn.execute(horizon_q[side]).fetchone()[0]
                     if how == "consumer":
@@ -1313,7 +1313,8 @@ def citus(c, pg, cfg, report, quick):
                 def read():
                     last, full = start, True
                     with node.connect() as conn:
-                        while not stop.is_set() or len(seen) < len(committed):
+                        # until every writer is done and the reader has every row they committed
+                        while not written.is_set() or len(seen) < len(committed):
                             if how == "consumer":
                                 if not full and not conn.execute("SELECT hlculid_consumer_wait(%s, '0.2 s')",
                                                                  (f"lag{k}",)).fetchone()[0]:
@@ -1343,13 +1344,16 @@ def citus(c, pg, cfg, report, quick):
                                         seen[i] = now
                                 time.sleep(0.0005)
 
-                threads = [threading.Thread(target=write) for _ in range(8)] + [threading.Thread(target=read)]
-                for t in threads:
+                writers = [threading.Thread(target=write) for _ in range(8)]
+                reader = threading.Thread(target=read)
+                for t in writers + [reader]:
                     t.start()
                 time.sleep(secs * 2)
                 stop.set()
-                for t in threads:
+                for t in writers:
                     t.join(60)
+                written.set()
+                reader.join(60)
                 if how == "consumer":
                     node.sql("SELECT hlculid_consumer_drop(%s)", (f"lag{k}",))
                 got = sorted(seen[i] - committed[i] for i in committed if i in seen)

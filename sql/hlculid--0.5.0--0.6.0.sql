@@ -339,7 +339,9 @@ BEGIN
         RAISE EXCEPTION 'hlculid_cluster_pending_here() needs Citus'
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
-    RETURN QUERY EXECUTE $q$
+    -- static: PL/pgSQL keeps its plan for the session (the worker's connections run it every
+    -- round), and resolves Citus' function only when it runs
+    RETURN QUERY
         WITH own AS MATERIALIZED (
             SELECT pg_catalog.array_agg(d.objid) AS rels
               FROM pg_catalog.pg_depend d
@@ -370,8 +372,7 @@ BEGIN
         UNION ALL
         SELECT pg_catalog.regexp_replace(p.gid, '^citus_[0-9]+_[0-9]+_([0-9]+)_[0-9]+$', '\1'), p.gid
           FROM pg_catalog.pg_prepared_xacts p
-         WHERE p.gid OPERATOR(pg_catalog.~) '^citus_[0-9]+_[0-9]+_[0-9]+_[0-9]+$'
-    $q$;
+         WHERE p.gid OPERATOR(pg_catalog.~) '^citus_[0-9]+_[0-9]+_[0-9]+_[0-9]+$';
 END
 $fn$;
 

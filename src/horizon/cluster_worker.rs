@@ -392,11 +392,18 @@ pub extern "C-unwind" fn hlculid_cluster_horizon_main(_arg: pg_sys::Datum) {
         } else {
             IDLE_ROUND
         };
-        // whole milliseconds (the latch's unit), rounded up: a round and at least the rest
         let wait = period.saturating_sub(began.elapsed());
-        let wait = Duration::from_millis(wait.as_micros().div_ceil(1000) as u64);
+        // less than the latch's unit (a millisecond) between fast rounds: slept as it is, since
+        // rounding it up to 1 ms made the horizon's lag a round longer; a signal's flag is read
+        // right after, and a latch set meanwhile stays set for the next wait
+        let short = wait < Duration::from_millis(1);
+        if short && !wait.is_zero() {
+            std::thread::sleep(wait);
+        }
         // wait_latch is false after SIGTERM (read and cleared) or postmaster death
-        if (!wait.is_zero() && !BackgroundWorker::wait_latch(Some(wait))) || stopping() {
+        if (!short && !BackgroundWorker::wait_latch(Some(wait.max(Duration::from_millis(1)))))
+            || stopping()
+        {
             worker.shutdown();
             stop();
         }

@@ -7,6 +7,8 @@
   above it: idle, it sends the nodes no query (Citus' own counter of multi-shard queries, in the
   waiter's session), where commits to another table in the same run make it read again; a row
   committed on a worker still wakes it at once.
+- `hlculid_read_below` with no bound, or one not past the position, asks no shard (the waits'
+  first check raises hlculid_read's errors through it without reading).
 - The cluster horizon waits for the distributed transactions that write a table, not for those
   that only read (a reader's open transaction, a consumer moving its position in hlculid's own
   table): before 0.6.0 any open distributed transaction held it for every reader."""
@@ -111,6 +113,26 @@ def test_a_consumer_waiting_on_a_citus_table_wakes_on_a_workers_commit_and_on_a_
     assert lag < 0.5, lag
     co.sql("SELECT hlculid_consumer_drop('cw')")
     co.sql("DROP TABLE consumer_waits")
+
+
+def test_a_read_below_a_bound_not_past_the_position_asks_no_shard(citus):
+    """hlculid_read_below with no bound, or one at or below the position, returns nothing without
+    a query to the shards (the waits' first check uses it to raise hlculid_read's errors only);
+    with a bound past the position it reads them, in the same session."""
+    co = citus.coordinator
+    make_table(co, "below_reads")
+    co.sql("INSERT INTO below_reads (w, n) SELECT 0, g FROM generate_series(1, 10) g")
+    last = co.one("SELECT max(id)::text FROM below_reads")
+    with counted_session(co) as c:
+        def reads(q, *args):
+            before = multi_shard_queries(co)
+            n = c.execute(q, args).fetchone()[0]
+            return n, multi_shard_queries(co) - before
+        assert reads("SELECT count(*) FROM hlculid_read_below(NULL::below_reads, NULL, NULL, 5)") == (0, 0)
+        assert reads("SELECT count(*) FROM hlculid_read_below(NULL::below_reads, %s::hlculid, %s::hlculid, 5)",
+                     last, last) == (0, 0)
+        assert reads("SELECT count(*) FROM hlculid_read_below(NULL::below_reads, NULL, hlculid_max(now()), 5)") == (5, 1)
+    co.sql("DROP TABLE below_reads")
 
 
 def test_the_cluster_horizon_waits_for_writing_distributed_transactions_only(citus):
