@@ -294,6 +294,17 @@ pub fn table_written() {
     }
 }
 
+/// Whether the committing transaction wrote anything (its xid is set until the end of the
+/// commit), is logical replication's apply, or finished a prepared transaction.
+fn wrote_or_applied() -> bool {
+    // SAFETY: reads the transaction state's xid; never raises.
+    let xid = unsafe { pg_sys::GetTopTransactionIdIfAny() };
+    // SAFETY: a flag of the process, set at its start.
+    xid != pg_sys::InvalidTransactionId
+        || unsafe { pg_sys::IsLogicalWorker() }
+        || finishing_prepared()
+}
+
 /// Bumps the number of every taken slot whose key `matches`; whether any matched.
 fn bump_slots(s: &'static Shared, matches: impl Fn(u64) -> bool) -> bool {
     let used = (s.used.load(Ordering::SeqCst) as usize).min(TABLE_SLOTS);
@@ -324,15 +335,7 @@ pub fn transaction_ended(made_ids: bool, committed: bool) {
     let wrote = WROTE_WAITED_TABLE.swap(false, Ordering::Relaxed);
     let wrote_any = WROTE_FOR_SLOTLESS.swap(false, Ordering::Relaxed);
     let Some(s) = shared() else { return };
-    if committed
-        && COUNT_COMMITS.load(Ordering::Relaxed)
-        // SAFETY: the transaction state's xid (set until the end of the commit) and a flag of
-        // the process; neither raises.
-        && (made_ids
-            || unsafe { pg_sys::GetTopTransactionIdIfAny() } != pg_sys::InvalidTransactionId
-            || unsafe { pg_sys::IsLogicalWorker() }
-            || finishing_prepared())
-    {
+    if committed && COUNT_COMMITS.load(Ordering::Relaxed) && (made_ids || wrote_or_applied()) {
         // after the commit is visible in the proc array: a round that reads the count before
         // this sees the rows by the time a waiter reads the table
         s.commits.fetch_add(1, Ordering::SeqCst);
