@@ -26,18 +26,18 @@ $fn$;
 
 -- What on this node may still show an id below a horizon read before it (0.6.0; the cluster
 -- horizon's worker runs it on every node each round, hlculid_cluster_pending() on every node
--- once): one row for each distributed transaction with a backend here that holds a lock that
--- writes a table (a shard, or a Citus table's shell) other than hlculid's own (a read, or a
--- consumer moving its position, shows no id; Citus keeps a transaction's number on its
--- initiator until every node answered its COMMIT PREPARED, and every part that writes holds
--- its table's lock until its own end), then one for each Citus prepared transaction here (its
--- part prepared, the rows hidden until COMMIT PREPARED or recovery). Read in that order: a part
--- that prepares between the two reads is found by the second. Both keyed by the distributed
--- transaction's number, which Citus' gids carry, so that a part listed while it runs and then
--- while it is prepared is one item (numbers of two initiators may merge: waited for longer,
--- never less). A gid is text any role picks: only gids of the exact form Citus gives its own
--- (citus_<group>_<pid>_<transaction>_<connection>) count. item NULL: a transaction hidden from
--- the caller (without pg_monitor); gid: the prepared transaction's.
+-- once): one row for each backend here in a distributed transaction (Citus keeps a
+-- transaction's number on its initiator until every node answered its COMMIT PREPARED), then
+-- one for each Citus prepared transaction here (its part prepared, the rows hidden until COMMIT
+-- PREPARED or recovery). Read in that order: a part that prepares between the two reads is
+-- found by the second. Both keyed by the distributed transaction's number, which Citus' gids
+-- carry, so that a part listed while it runs and then while it is prepared is one item (numbers
+-- of two initiators may merge: waited for longer, never less). Every distributed transaction
+-- counts, one that only reads too: a part on another node that made ids may have ended early
+-- (killed, timed out) while its initiator goes on to write them elsewhere, and only the
+-- initiator's row is left to show it. A gid is text any role picks: only gids of the exact form
+-- Citus gives its own (citus_<group>_<pid>_<transaction>_<connection>) count. item NULL: a
+-- transaction hidden from the caller (without pg_monitor); gid: the prepared transaction's.
 CREATE OR REPLACE FUNCTION pg_catalog.hlculid_cluster_pending_here(OUT item text, OUT gid text)
 RETURNS SETOF record
 LANGUAGE plpgsql VOLATILE
@@ -51,33 +51,9 @@ BEGIN
     -- static: PL/pgSQL keeps its plan for the session (the worker's connections run it every
     -- round), and resolves Citus' function only when it runs
     RETURN QUERY
-        WITH own AS MATERIALIZED (
-            SELECT pg_catalog.array_agg(d.objid) AS rels
-              FROM pg_catalog.pg_depend d
-              JOIN pg_catalog.pg_extension e ON e.oid OPERATOR(pg_catalog.=) d.refobjid
-             WHERE e.extname OPERATOR(pg_catalog.=) 'hlculid'
-               AND d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
-               AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
-               AND d.deptype OPERATOR(pg_catalog.=) 'e')
         SELECT t.transaction_number::pg_catalog.text, NULL::pg_catalog.text
           FROM pg_catalog.get_all_active_transactions() t
-         WHERE (t.transaction_number IS NULL OR t.transaction_number OPERATOR(pg_catalog.<>) 0)
-           AND EXISTS (
-               SELECT FROM pg_catalog.pg_locks l
-               LEFT JOIN pg_catalog.pg_class c
-                 ON c.oid OPERATOR(pg_catalog.=) l.relation
-                AND l.database OPERATOR(pg_catalog.=)
-                    (SELECT b.oid FROM pg_catalog.pg_database b
-                      WHERE b.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())
-              WHERE l.pid OPERATOR(pg_catalog.=) t.process_id
-                AND l.locktype OPERATOR(pg_catalog.=) 'relation'
-                AND l.mode OPERATOR(pg_catalog.<>) ALL ('{AccessShareLock,RowShareLock}'::pg_catalog.text[])
-                -- a relation of another database, or not visible yet (made by the transaction):
-                -- counted; indexes, toast tables and sequences are written only beside a table
-                AND (c.oid IS NULL
-                     OR (c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p,m,f}'::pg_catalog."char"[])
-                         AND NOT EXISTS (SELECT FROM own o
-                                          WHERE c.oid OPERATOR(pg_catalog.=) ANY (o.rels)))))
+         WHERE t.transaction_number IS NULL OR t.transaction_number OPERATOR(pg_catalog.<>) 0
         UNION ALL
         SELECT pg_catalog.regexp_replace(p.gid, '^citus_[0-9]+_[0-9]+_([0-9]+)_[0-9]+$', '\1'), p.gid
           FROM pg_catalog.pg_prepared_xacts p
@@ -134,5 +110,5 @@ END
 $fn$;
 
 COMMENT ON FUNCTION pg_catalog.hlculid_citus_table(pg_catalog.regclass) IS 'whether Citus manages the table (distributed, reference or Citus local); false without Citus';
-COMMENT ON FUNCTION pg_catalog.hlculid_cluster_pending() IS 'the distributed transactions writing and the Citus prepared transactions on any node: what hlculid_cluster_horizon() waits for';
-COMMENT ON FUNCTION pg_catalog.hlculid_cluster_pending_here() IS 'on Citus: what on this node may still show an id below a horizon read before (distributed transactions that write here, Citus prepared transactions), keyed by distributed transaction number; the cluster horizon''s worker reads it on every node each round';
+COMMENT ON FUNCTION pg_catalog.hlculid_cluster_pending() IS 'the distributed transactions running and the Citus prepared transactions on any node: what hlculid_cluster_horizon() waits for';
+COMMENT ON FUNCTION pg_catalog.hlculid_cluster_pending_here() IS 'on Citus: what on this node may still show an id below a horizon read before (distributed transactions running here, Citus prepared transactions), keyed by distributed transaction number; the cluster horizon''s worker reads it on every node each round';

@@ -143,8 +143,11 @@ BEGIN
                   DETAIL = 'The table has inheritance children, whose rows its unique index does not cover: hlculid_read pages by id after the last id read, and rows of a child that share an id with the last row of a page would be passed.',
                   HINT = pg_catalog.format('Make %s a partitioned table, or read its rows by other means.', rel);
     END IF;
-    -- no bound, or none above the position: no row can be read, and no shard is asked (0.6.0)
+    -- no bound, or none above the position: no row can be read, and no shard is asked (0.6.0);
+    -- the privileges the read needs are checked all the same (a whole row, as SELECT *), with
+    -- a plan that reads nothing
     IF $3 IS NULL OR ($2 IS NOT NULL AND $3 OPERATOR(pg_catalog.<=) $2) THEN
+        EXECUTE pg_catalog.format('SELECT t FROM %s t LIMIT 0', rel);
         RETURN;
     END IF;
     RETURN QUERY EXECUTE pg_catalog.format(

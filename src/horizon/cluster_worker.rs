@@ -105,7 +105,7 @@ pub struct State {
     as_of: i64,
     /// When the last round began, answered or not.
     last_round: i64,
-    /// Moves when a round finds that some node committed a transaction that wrote or made ids
+    /// Moves when a round finds that some node committed a transaction that wrote anything
     /// since the round before (`hlculid_writing_commits()`), or could not tell: waiters on a
     /// table Citus manages read the table again only then, or when the horizon passes a row
     /// they saw above it.
@@ -277,7 +277,7 @@ struct Answer {
     horizon: u128,
     publisher: i32,
     started: i64,
-    /// The node's count of committed transactions that wrote or made ids.
+    /// The node's count of committed transactions that wrote anything.
     commits: i64,
 }
 
@@ -709,6 +709,8 @@ impl Worker {
             .collect();
         if failed.is_some() || commits != self.commits {
             STATE.exclusive().commits_seen += 1;
+            // waiters whose gate this opens read now, not at the horizon's next move
+            crate::horizon::wait::wake();
         }
         self.commits = commits;
         if let Some((i, e)) = failed {
@@ -1105,7 +1107,9 @@ pub fn for_waiter() -> Option<(u128, u64)> {
     let s = STATE.share();
     // SAFETY: this backend's database.
     let mine = unsafe { pg_sys::MyDatabaseId };
-    let fresh = s.as_of != 0 && t - s.as_of <= 10_000_000 && t - s.last_round <= CURRENT_US;
+    // the newest value, however long rounds take (a slow node): a waiter is woken at every
+    // publication, and reads again then
+    let fresh = s.as_of != 0 && t - s.as_of <= 10_000_000;
     (s.database == mine
         && s.status == Status::Running as u32
         && fresh

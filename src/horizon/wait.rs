@@ -58,7 +58,7 @@ struct Shared {
     seq: AtomicU64,
     /// One past the highest table slot ever taken (writers read no further).
     used: AtomicU32,
-    /// Committed transactions that wrote or made ids, counted on a Citus node only
+    /// Committed transactions that wrote anything, counted on a Citus node only
     /// ([`hlculid_writing_commits`]).
     commits: AtomicU64,
     /// The table each registered waiter waits on.
@@ -139,8 +139,8 @@ pub fn count_commits() {
 }
 
 /// SQL `hlculid_writing_commits()`: how many transactions committed on this server, since it
-/// started, having written anything or made ids (a `COMMIT PREPARED` counts; so does a logical
-/// replication apply worker's transaction); NULL where it is not counted (a server without
+/// started, having written anything (a `COMMIT PREPARED` counts; so does a logical replication
+/// apply worker's transaction); NULL where it is not counted (a server without
 /// Citus preloaded, or without hlculid preloaded). The cluster horizon's worker reads it on every
 /// node each round: a waiter on a table Citus manages reads the table again only when it moved.
 #[pg_extern(volatile, parallel_safe)]
@@ -273,6 +273,12 @@ fn skip_blank(mut s: &[u8]) -> &[u8] {
 /// is visible in the proc array by now. Without waiters: one atomic read.
 pub fn table_written() {
     let Some(s) = shared() else { return };
+    if COUNT_COMMITS.load(Ordering::Relaxed) && wrote_or_applied() {
+        // after the commit is visible in the proc array (a round that reads the count before
+        // this sees the rows by the time a waiter reads the table), and before the horizon's
+        // slot is cleared (no horizon passes the rows before the count moved)
+        s.commits.fetch_add(1, Ordering::SeqCst);
+    }
     // ProcArrayEndTransaction's release of ProcArrayLock, a full barrier, came before
     if s.waiters.load(Ordering::SeqCst) == 0 {
         return;
@@ -335,11 +341,6 @@ pub fn transaction_ended(made_ids: bool, committed: bool) {
     let wrote = WROTE_WAITED_TABLE.swap(false, Ordering::Relaxed);
     let wrote_any = WROTE_FOR_SLOTLESS.swap(false, Ordering::Relaxed);
     let Some(s) = shared() else { return };
-    if committed && COUNT_COMMITS.load(Ordering::Relaxed) && (made_ids || wrote_or_applied()) {
-        // after the commit is visible in the proc array: a round that reads the count before
-        // this sees the rows by the time a waiter reads the table
-        s.commits.fetch_add(1, Ordering::SeqCst);
-    }
     let named = wake_named_tables(s, committed);
     // the slot's clearing (or the transaction's end in the proc array, which a group leader may
     // have done for it) before the counts' read (the Dekker pair in the module's note)
@@ -778,7 +779,7 @@ fn first_after_query(row_type: pg_sys::Oid, id_column: &str) -> Option<CString> 
 }
 
 /// What a waiter on a table Citus manages saw when it last read the table: nothing can have
-/// become readable since, until some node commits a transaction that wrote or made ids (the
+/// become readable since, until some node commits a transaction that wrote anything (the
 /// cluster horizon's worker's number moves; a consumer's position or retries changed are such
 /// commits), the horizon passes the first row it saw above it, a retry falls due, or
 /// [`CITUS_RECHECK`] passes (for what needs none of these: an id made long ago inserted late).
@@ -795,6 +796,7 @@ struct CitusSeen {
 /// no query and no node a task.
 fn citus_check(
     seen: &mut Option<CitusSeen>,
+    shortcut: bool,
     check: impl FnOnce(u128) -> (Found, Option<u128>),
 ) -> Found {
     let now = Instant::now();
@@ -808,6 +810,20 @@ fn citus_check(
     let Some((horizon, commits)) = crate::horizon::cluster_worker::for_waiter() else {
         return not_ready(due);
     };
+    // `shortcut` (a fixed position): the first row after the position, committed when the
+    // last read saw it above the horizon, is below it now: readable without reading every shard
+    // again (unless deleted since, as a row can be between any check and the caller's read). A
+    // consumer's position may have moved past it meanwhile (another session took it): read.
+    if shortcut
+        && seen
+            .as_ref()
+            .is_some_and(|s| s.first_above.is_some_and(|m| m < horizon))
+    {
+        return Found {
+            ready: true,
+            ..not_ready(due)
+        };
+    }
     if seen.as_ref().is_some_and(|s| {
         s.commits == commits
             && s.first_above.is_none_or(|m| horizon <= m)
@@ -906,7 +922,7 @@ fn hlculid_wait(
             }
         }
         if let Some((query, seen)) = &mut on_citus {
-            return citus_check(seen, |horizon| {
+            return citus_check(seen, true, |horizon| {
                 let first = first_after(query, args[1]);
                 let found = Found {
                     ready: first.is_some_and(|m| m < horizon),
@@ -1029,7 +1045,7 @@ fn hlculid_consumer_wait(
             }
         }
         if let Some((query, seen)) = &mut on_citus {
-            return citus_check(seen, |horizon| {
+            return citus_check(seen, false, |horizon| {
                 consumer_on_citus(consumer, name_arg, query, horizon)
             });
         }

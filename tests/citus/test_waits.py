@@ -2,20 +2,24 @@
 "The worker that keeps it").
 
 - A waiter (`hlculid_wait`, `hlculid_consumer_wait`) on the coordinator reads the table only
-  after some node committed a transaction that wrote or made ids (each node's
+  after some node committed a transaction that wrote anything (each node's
   `hlculid_writing_commits()`, read by the worker every round) or the horizon passed a row it saw
   above it: idle, it sends the nodes no query (Citus' own counter of multi-shard queries, in the
   waiter's session), where commits to another table in the same run make it read again; a row
   committed on a worker still wakes it at once.
 - `hlculid_read_below` with no bound, or one not past the position, asks no shard (the waits'
   first check raises hlculid_read's errors through it without reading).
-- The cluster horizon waits for the distributed transactions that write a table, not for those
-  that only read (a reader's open transaction, a consumer moving its position in hlculid's own
-  table): before 0.6.0 any open distributed transaction held it for every reader."""
+- The cluster horizon waits for every open distributed transaction, one that only read so far
+  too: an id made by a part on another node that was killed early is shown only by it (the
+  0.6.0 security review); a role with the id column's privilege only gets 42501 from a wait as
+  from the read."""
 
 import threading
 import time
 
+import psycopg
+import pytest
+from conftest import PUBLISHERS
 from test_cluster_horizon import eventually, make_table
 
 
@@ -135,41 +139,65 @@ def test_a_read_below_a_bound_not_past_the_position_asks_no_shard(citus):
     co.sql("DROP TABLE below_reads")
 
 
-def test_the_cluster_horizon_waits_for_writing_distributed_transactions_only(citus):
-    co = citus.coordinator
-    make_table(co, "pending_reads")
-    co.sql("INSERT INTO pending_reads (w, n) SELECT 0, g FROM generate_series(1, 50) g")
-    co.sql("SELECT hlculid_consumer_create('pr', 'pending_reads', NULL)")
-    eventually(lambda: co.one("SELECT hlculid_cluster_horizon() > (SELECT max(id) FROM pending_reads)"))
-    reader, consumer, writer = co.connect(autocommit=False), co.connect(autocommit=False), co.connect(autocommit=False)
+def shard_port(co, table, key):
+    return co.one("SELECT p.nodeport FROM pg_dist_shard_placement p JOIN pg_dist_shard s USING (shardid) "
+                  "WHERE s.logicalrelid = %s::regclass AND s.shardid = get_shard_id_for_distribution_column(%s, %s)",
+                  (table, table, key))
+
+
+def test_ids_of_a_part_that_ended_early_hold_the_horizon_while_its_transaction_runs(citus):
+    """A distributed transaction's part on worker 1 makes an id and is killed while the
+    transaction goes on (idle in transaction: a timeout a database owner may set, an OOM kill):
+    its node no longer holds the id, and only the initiator's open transaction, which only read
+    so far, shows that a row may still come. The horizon stays below the id until that
+    transaction commits the row on worker 2 (the security review of 0.6.0 found a rule that
+    listed only writing transactions passing it)."""
+    co, (w1, w2) = citus.coordinator, citus.workers
+    co.sql("CREATE TABLE early_src (k int, v int)")
+    co.sql("SELECT create_distributed_table('early_src', 'k', shard_count => 4)")
+    co.sql("CREATE TABLE early_dst (k int, id hlculid, PRIMARY KEY (k, id))")
+    co.sql("SELECT create_distributed_table('early_dst', 'k', shard_count => 4)")
+    co.sql("INSERT INTO early_src SELECT g, g FROM generate_series(1, 20) g")
+    eventually(lambda: co.one("SELECT hlculid_cluster_horizon() IS NOT NULL"))
+    ka = next(k for k in range(1, 21) if shard_port(co, "early_src", k) == w1.port)
+    kb = next(k for k in range(1, 21) if shard_port(co, "early_dst", k) == w2.port)
+    t = co.connect(autocommit=False)
     try:
-        # a reader's open transaction (a multi-shard read: a distributed transaction) and a
-        # consumer's (its position moved in hlculid's own table), both left open
-        reader.execute("SELECT count(*) FROM pending_reads").fetchone()
-        read_number = reader.execute("SELECT transaction_number FROM get_current_transaction_id()").fetchone()[0]
-        assert consumer.execute("SELECT count(*) FROM hlculid_consume('pr', NULL::pending_reads)").fetchone()[0] == 50
-        consume_number = consumer.execute("SELECT transaction_number FROM get_current_transaction_id()").fetchone()[0]
-        assert read_number != 0 and consume_number != 0
-        pending = co.one("SELECT hlculid_cluster_pending()")
-        assert f"transaction {read_number}" not in pending and f"transaction {consume_number}" not in pending, pending
-        # the horizon passes a row committed after both began
-        co.sql("INSERT INTO pending_reads (w, n) VALUES (1, 1)")
-        late = co.one("SELECT max(id)::text FROM pending_reads")
-        eventually(lambda: co.one("SELECT hlculid_cluster_horizon() > %s::hlculid", (late,)), timeout=5)
-        # a writing distributed transaction (a multi-row insert over the shards) is listed, and
-        # the horizon stops below its rows until it commits
-        writer.execute("INSERT INTO pending_reads (w, n) SELECT 2, g FROM generate_series(1, 20) g")
-        write_number = writer.execute("SELECT transaction_number FROM get_current_transaction_id()").fetchone()[0]
-        assert f"transaction {write_number}" in co.one("SELECT hlculid_cluster_pending()")
-        first = writer.execute("SELECT min(id)::text FROM pending_reads WHERE w = 2").fetchone()[0]
-        time.sleep(0.3)
-        h = co.one("SELECT hlculid_cluster_horizon('10 s')::text")
-        assert h <= first, (h, first)
-        writer.commit()
-        eventually(lambda: co.one("SELECT hlculid_cluster_horizon() > %s::hlculid", (first,)), timeout=5)
+        x, publisher = t.execute("SELECT g::text, hlculid_publisher(g) FROM "
+                                 "(SELECT hlculid_generate() g FROM early_src WHERE k = %s) s", (ka,)).fetchone()
+        assert publisher == PUBLISHERS["worker1"]  # made on worker 1, in the transaction's part there
+        parts = [r[0] for r in w1.sql("SELECT pid FROM pg_stat_activity WHERE state = 'idle in transaction' "
+                                      "AND query LIKE '%%hlculid_generate%%'")]
+        assert parts
+        for pid in parts:
+            w1.sql("SELECT pg_terminate_backend(%s::int4)", (pid,))
+        time.sleep(0.5)
+        assert not co.one("SELECT hlculid_cluster_horizon() > %s::hlculid", (x,))
+        t.execute("INSERT INTO early_dst (k, id) VALUES (%s, %s::hlculid)", (kb, x))
+        t.commit()
     finally:
-        for c in (reader, consumer, writer):
-            c.rollback()
-            c.close()
-    co.sql("SELECT hlculid_consumer_drop('pr')")
-    co.sql("DROP TABLE pending_reads")
+        t.close()
+    assert co.one("SELECT count(*) FROM early_dst WHERE id = %s::hlculid", (x,)) == 1
+    eventually(lambda: co.one("SELECT hlculid_cluster_horizon() > %s::hlculid", (x,)), timeout=5)
+    co.sql("DROP TABLE early_src, early_dst")
+
+
+def test_a_wait_raises_what_the_read_raises_for_a_role_with_column_privileges_only(citus):
+    """A role that may read the id column but not the whole row: hlculid_read raises 42501
+    (it reads every column), and so do hlculid_wait and hlculid_read_below with no bound, which
+    read nothing."""
+    co = citus.coordinator
+    make_table(co, "column_grants")
+    co.sql("CREATE ROLE column_reader LOGIN")
+    try:
+        co.sql("GRANT SELECT (id) ON column_grants TO column_reader")
+        co.sql("INSERT INTO column_grants (w, n) VALUES (0, 0)")
+        eventually(lambda: co.one("SELECT hlculid_cluster_horizon() > (SELECT max(id) FROM column_grants)"))
+        for q in ("SELECT count(*) FROM hlculid_read(NULL::column_grants, NULL)",
+                  "SELECT hlculid_wait(NULL::column_grants, NULL, '1 s')",
+                  "SELECT count(*) FROM hlculid_read_below(NULL::column_grants, NULL, NULL)"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                co.sql(q, user="column_reader")
+    finally:
+        co.sql("DROP TABLE column_grants")
+        co.sql("DROP ROLE column_reader")
