@@ -349,7 +349,9 @@ BEGIN
           FROM pg_catalog.get_all_active_transactions() t
          WHERE t.transaction_number IS NULL OR t.transaction_number OPERATOR(pg_catalog.<>) 0
         UNION ALL
-        SELECT pg_catalog.regexp_replace(p.gid, '^citus_[0-9]+_[0-9]+_([0-9]+)_[0-9]+$', '\1'), p.gid
+        -- the number: the gid's fourth part (no backslash in any literal here: a session with
+        -- standard_conforming_strings off, which a database owner may set, reads them otherwise)
+        SELECT pg_catalog.split_part(p.gid, '_', 4), p.gid
           FROM pg_catalog.pg_prepared_xacts p
          WHERE p.gid OPERATOR(pg_catalog.~) '^citus_[0-9]+_[0-9]+_[0-9]+_[0-9]+$';
 END

@@ -237,7 +237,8 @@ fn finishes_prepared(sql: &[u8]) -> bool {
 fn skip_blank(mut s: &[u8]) -> &[u8] {
     loop {
         while let [c, r @ ..] = s {
-            if !(c.is_ascii_whitespace() || *c == b';') {
+            // PostgreSQL's lexer's whitespace: Rust's ASCII whitespace and the vertical tab
+            if !(c.is_ascii_whitespace() || *c == 0x0b || *c == b';') {
                 break;
             }
             s = r;
@@ -755,9 +756,11 @@ fn fast_check_query(row_type: pg_sys::Oid, id_column: &str) -> Option<CString> {
 }
 
 /// `hlculid_read(table_row, after, 1)`'s checks on a table Citus manages (the READ COMMITTED rule,
-/// the cluster horizon's errors, the table and its id column), without its read of every shard:
-/// `hlculid_read_below` with no bound reads nothing. `num_nulls` evaluates both.
-const CITUS_CHECKS: &CStr = c"SELECT pg_catalog.num_nulls(pg_catalog.hlculid_cluster_horizon(), \
+/// named as `hlculid_read` names it, the cluster horizon's errors, the table, its id column and
+/// the privileges), without its read of every shard: `hlculid_read_below` with no bound reads
+/// nothing. `num_nulls` evaluates both of its arguments.
+const CITUS_CHECKS: &CStr = c"SELECT pg_catalog.hlculid_require_read_committed('hlculid_read'), \
+     pg_catalog.num_nulls(pg_catalog.hlculid_cluster_horizon(), \
      (SELECT 1 FROM pg_catalog.hlculid_read_below($1, $2, NULL::pg_catalog.hlculid, 1) LIMIT 1))";
 
 /// The same for a consumer's check (`$2`: the table's row type, `c`: the consumer's row): false,
@@ -824,13 +827,15 @@ fn citus_check(
             ..not_ready(due)
         };
     }
-    if seen.as_ref().is_some_and(|s| {
+    if let Some(s) = seen.as_ref().filter(|s| {
         s.commits == commits
             && s.first_above.is_none_or(|m| horizon <= m)
             && s.due.is_none_or(|d| now < d)
             && now.duration_since(s.at) < CITUS_RECHECK
     }) {
-        return not_ready(due);
+        // asleep until the backstop's time counted from the last read, not from this wake-up
+        let backstop = s.at + CITUS_RECHECK;
+        return not_ready(Some(due.map_or(backstop, |d| d.min(backstop))));
     }
     let (found, first) = check(horizon);
     *seen = Some(CitusSeen {
@@ -1033,6 +1038,11 @@ fn hlculid_consumer_wait(
     wait_loop(timeout, cap, table, |_| {
         if citus && std::mem::take(&mut first) {
             // the consumer and what its read would raise, without the read of every shard
+            fresh_query(
+                c"SELECT pg_catalog.hlculid_require_read_committed('hlculid_read')",
+                &[],
+                1,
+            );
             let found = consumer_found(
                 &fresh_query(&consumer_check(CONSUMER_CITUS_CHECKS, "true"), &args, 4),
                 consumer,
@@ -1197,6 +1207,7 @@ mod unit {
             b"  -- a comment\n /* one /* nested */ too */ Commit\n\tPrepared 'x';",
             b";; ;ROLLBACK PREPARED 'g'",
             b"/* \xe9t\xe9, not UTF-8 */ COMMIT PREPARED 'caf\xe9'",
+            b"\x0bCOMMIT\x0bPREPARED 'g'",
         ] {
             assert!(finishes_prepared(yes), "{yes:?}");
         }

@@ -164,3 +164,23 @@ def test_a_node_owners_session_settings_do_not_reach_the_worker(citus):
                 conn.execute(f"ALTER {target} RESET {name}")
             conn.close()
         drop_role(nodes, "owner_mallory")
+
+
+def test_a_prepared_transactions_item_is_its_number_whatever_the_sessions_string_settings(citus):
+    """A database owner may `ALTER DATABASE ... SET standard_conforming_strings = off` for the
+    sessions the worker opens: a backslash in a literal then means something else, and the
+    second review of 0.6.0 found the prepared transactions' items read as one character, not as
+    their transaction's number (so one moving from running to prepared left the list). The item
+    is the gid's number in any session."""
+    w1 = citus.workers[0]
+    gid = "citus_0_4242_987654_3"
+    with w1.connect() as c:
+        c.execute(f"BEGIN; SELECT pg_current_xact_id(); PREPARE TRANSACTION '{gid}'")
+    try:
+        for setting in ("on", "off"):
+            with w1.connect() as c:
+                c.execute(f"SET standard_conforming_strings = {setting}")
+                items = c.execute("SELECT item FROM hlculid_cluster_pending_here() WHERE gid = %s", (gid,)).fetchall()
+                assert items == [("987654",)], (setting, items)
+    finally:
+        w1.sql(f"ROLLBACK PREPARED '{gid}'")
