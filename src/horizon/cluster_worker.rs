@@ -47,6 +47,8 @@ const DEMAND_US: i64 = 2_000_000;
 const CURRENT_US: i64 = 50_000;
 /// How long a node may take to answer a round before the round fails.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(2);
+/// `hlculid_cluster_horizon()`'s default `max_wait`: older values are not given to readers.
+const DEFAULT_MAX_WAIT_US: i64 = 10_000_000;
 /// A node that failed is connected to again after this long.
 const RECONNECT: Duration = Duration::from_millis(200);
 /// Candidates kept while transactions are pending; more are dropped (later ones replace them).
@@ -289,9 +291,10 @@ struct Candidate {
 }
 
 /// The round's query. Its first statement lists what is pending on the node, one item a row
-/// (`hlculid_cluster_pending_here()`, sql/src/cluster.sql: the distributed transactions that
-/// write there and the Citus prepared transactions, keyed by distributed transaction number;
-/// NULL: a transaction hidden from the worker's role); the second reads its horizon.
+/// (`hlculid_cluster_pending_here()`, sql/src/cluster.sql: the distributed transactions running
+/// there and the Citus prepared transactions, keyed by distributed transaction number; NULL: a
+/// transaction hidden from the worker's role); the second reads its horizon, publisher id, start
+/// time and count of writing commits.
 const ROUND_SQL: &CStr = c"SELECT p.item FROM pg_catalog.hlculid_cluster_pending_here() p; \
 SELECT pg_catalog.hlculid_horizon_catch_up()::pg_catalog.text, c.publisher, \
        pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time())::pg_catalog.float8, \
@@ -1109,7 +1112,7 @@ pub fn for_waiter() -> Option<(u128, u64)> {
     let mine = unsafe { pg_sys::MyDatabaseId };
     // the newest value, however long rounds take (a slow node): a waiter is woken at every
     // publication, and reads again then
-    let fresh = s.as_of != 0 && t - s.as_of <= 10_000_000;
+    let fresh = s.as_of != 0 && t - s.as_of <= DEFAULT_MAX_WAIT_US;
     (s.database == mine
         && s.status == Status::Running as u32
         && fresh

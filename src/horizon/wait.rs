@@ -755,12 +755,16 @@ fn fast_check_query(row_type: pg_sys::Oid, id_column: &str) -> Option<CString> {
     .ok()
 }
 
-/// `hlculid_read(table_row, after, 1)`'s checks on a table Citus manages (the READ COMMITTED rule,
-/// named as `hlculid_read` names it, the cluster horizon's errors, the table, its id column and
-/// the privileges), without its read of every shard: `hlculid_read_below` with no bound reads
-/// nothing. `num_nulls` evaluates both of its arguments.
-const CITUS_CHECKS: &CStr = c"SELECT pg_catalog.hlculid_require_read_committed('hlculid_read'), \
-     pg_catalog.num_nulls(pg_catalog.hlculid_cluster_horizon(), \
+/// The READ COMMITTED rule as `hlculid_read` raises it (0A000 naming it): the first thing the
+/// waits' first check on a table Citus manages runs.
+const READ_COMMITTED_AS_READ: &CStr =
+    c"SELECT pg_catalog.hlculid_require_read_committed('hlculid_read')";
+
+/// `hlculid_read(table_row, after, 1)`'s other checks on a table Citus manages (the cluster
+/// horizon's errors, the table, its id column and the privileges), without its read of every
+/// shard: `hlculid_read_below` with no bound reads nothing. `num_nulls` evaluates both of its
+/// arguments.
+const CITUS_CHECKS: &CStr = c"SELECT pg_catalog.num_nulls(pg_catalog.hlculid_cluster_horizon(), \
      (SELECT 1 FROM pg_catalog.hlculid_read_below($1, $2, NULL::pg_catalog.hlculid, 1) LIMIT 1))";
 
 /// The same for a consumer's check (`$2`: the table's row type, `c`: the consumer's row): false,
@@ -893,10 +897,11 @@ fn hlculid_wait(
     let cap = citus.then_some(CITUS_RECHECK);
     let table = (!citus).then(|| writers_wake(row_type)).flatten();
     let args = [(row_type, None), hlculid_arg(after)];
-    // the first check is hlculid_read itself (its errors are ours); then, on a table of this
-    // server, the cheap query, at once (whether rows are hidden decides how the waiter sleeps),
-    // and none at all while neither the horizon moved nor the table was written (no row can
-    // have become readable then)
+    // the first check is hlculid_read itself (its errors are ours; on a table Citus manages, its
+    // checks without its read, then the Citus check); then, on a table of this server, the cheap
+    // query, at once (whether rows are hidden decides how the waiter sleeps), and none at all
+    // while neither the horizon moved nor the table was written (no row can have become
+    // readable then)
     let full = || {
         fresh_query(
             c"SELECT EXISTS (SELECT FROM pg_catalog.hlculid_read($1, $2, 1))",
@@ -912,6 +917,7 @@ fn hlculid_wait(
         if std::mem::take(&mut first) {
             if citus {
                 // what hlculid_read would raise, without its read: the Citus check reads next
+                fresh_query(READ_COMMITTED_AS_READ, &[], 1);
                 fresh_query(CITUS_CHECKS, &args, 1);
                 on_citus = first_after_query(row_type, "id").map(|q| (q, None));
             } else {
@@ -1029,8 +1035,9 @@ fn hlculid_consumer_wait(
     let citus = citus_table(row_type);
     let cap = citus.then_some(CITUS_RECHECK);
     let args = [name_arg, (row_type, None)];
-    // the first check reads through hlculid_read (its errors are ours); then, on a table of
-    // this server, the same with the horizon taken here and the table read directly
+    // the first check reads through hlculid_read (its errors are ours; on a table Citus
+    // manages, its checks without its read, then the Citus check); then, on a table of this
+    // server, the same with the horizon taken here and the table read directly
     let mut fast: Option<CString> = None;
     let mut on_citus: Option<(CString, Option<CitusSeen>)> = None;
     let table = (!citus).then(|| writers_wake(row_type)).flatten();
@@ -1038,11 +1045,7 @@ fn hlculid_consumer_wait(
     wait_loop(timeout, cap, table, |_| {
         if citus && std::mem::take(&mut first) {
             // the consumer and what its read would raise, without the read of every shard
-            fresh_query(
-                c"SELECT pg_catalog.hlculid_require_read_committed('hlculid_read')",
-                &[],
-                1,
-            );
+            fresh_query(READ_COMMITTED_AS_READ, &[], 1);
             let found = consumer_found(
                 &fresh_query(&consumer_check(CONSUMER_CITUS_CHECKS, "true"), &args, 4),
                 consumer,
