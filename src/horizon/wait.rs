@@ -645,65 +645,198 @@ fn spi_params(args: &[Arg]) -> (Vec<pg_sys::Oid>, Vec<pg_sys::Datum>, Vec<core::
     (types, values, nulls)
 }
 
-/// Runs `sql` with a new snapshot (SPI not read-only: READ COMMITTED takes one per statement,
-/// and no transaction id is assigned for it) and returns the first row's by-value columns.
-fn fresh_query(sql: &CStr, args: &[Arg], ncols: usize) -> Vec<Option<pg_sys::Datum>> {
+/// The first row of a query: its first columns as by-value datums, its first column as text.
+struct FirstRow {
+    datums: Vec<Option<pg_sys::Datum>>,
+    text: Option<String>,
+}
+
+/// Runs `sql` and returns its first row's first `ncols` by-value columns (and its first as text
+/// when `text`), copied out before SPI_finish. `read_only` false: a new snapshot (READ COMMITTED
+/// takes one per statement, and no transaction id is assigned for it). With `allowed`, `sql` is
+/// parsed first and run only if every relation it reads (its views and row-security policies
+/// expanded: the plan's `relationOids`) is among them: None, and nothing run, otherwise.
+fn first_row(
+    sql: &CStr,
+    args: &[Arg],
+    read_only: bool,
+    allowed: Option<&[pg_sys::Oid]>,
+    ncols: usize,
+    text: bool,
+) -> Option<FirstRow> {
     let (mut types, mut values, nulls) = spi_params(args);
-    // SAFETY: SPI's protocol, within the function's call; the arrays live across the call; the
-    // columns read are by-value types (bool, float8), copied out before SPI_finish.
+    // SAFETY: SPI's protocol, within the function's call; the arrays live across the calls; the
+    // plan sources' lists are read while SPI (whose memory holds them) is connected; the
+    // columns read are by-value or copied into Rust Strings before SPI_finish.
     unsafe {
         pg_sys::SPI_connect();
-        let rc = pg_sys::SPI_execute_with_args(
-            sql.as_ptr(),
-            args.len() as _,
-            types.as_mut_ptr(),
-            values.as_mut_ptr(),
-            nulls.as_ptr(),
-            false,
-            1,
-        );
-        let mut out = vec![None; ncols];
+        let rc = match allowed {
+            None => pg_sys::SPI_execute_with_args(
+                sql.as_ptr(),
+                args.len() as _,
+                types.as_mut_ptr(),
+                values.as_mut_ptr(),
+                nulls.as_ptr(),
+                read_only,
+                1,
+            ),
+            Some(allowed) => {
+                // parsed, analysed and rewritten, not planned: nothing of the relations' ran yet,
+                // and no invalidation is taken in before the run (their locks are held)
+                let plan = pg_sys::SPI_prepare(sql.as_ptr(), args.len() as _, types.as_mut_ptr());
+                if plan.is_null() || !reads_only(plan, allowed) {
+                    pg_sys::SPI_finish();
+                    return None;
+                }
+                pg_sys::SPI_execute_plan(plan, values.as_mut_ptr(), nulls.as_ptr(), read_only, 1)
+            }
+        };
+        let mut out = FirstRow {
+            datums: vec![None; ncols],
+            text: None,
+        };
         let table = pg_sys::SPI_tuptable;
         if rc == pg_sys::SPI_OK_SELECT as i32 && !table.is_null() && pg_sys::SPI_processed > 0 {
             let tuple = *(*table).vals;
-            for (i, slot) in out.iter_mut().enumerate() {
+            for (i, slot) in out.datums.iter_mut().enumerate() {
                 let mut isnull = false;
                 let d = pg_sys::SPI_getbinval(tuple, (*table).tupdesc, (i + 1) as _, &mut isnull);
                 *slot = (!isnull).then_some(d);
             }
+            if text {
+                let mut isnull = false;
+                let d = pg_sys::SPI_getbinval(tuple, (*table).tupdesc, 1, &mut isnull);
+                out.text = String::from_datum(d, isnull);
+            }
         }
         pg_sys::SPI_finish();
-        out
+        Some(out)
     }
 }
 
-/// The first row's first column as text (copied out before SPI_finish): with a new snapshot
-/// as [`fresh_query`] when `new_snapshot`, else read-only in the caller's.
-fn query_text(sql: &CStr, args: &[Arg], new_snapshot: bool) -> Option<String> {
-    let (mut types, mut values, nulls) = spi_params(args);
-    // SAFETY: as in fresh_query; the text is copied into a Rust String before SPI_finish frees
-    // the tuple table.
+/// Whether every relation `plan`'s statements read is in `allowed`.
+///
+/// # Safety
+/// A plan SPI_prepare gave, SPI still connected.
+unsafe fn reads_only(plan: pg_sys::SPIPlanPtr, allowed: &[pg_sys::Oid]) -> bool {
+    // SAFETY: the caller's; the lists are PostgreSQL's (pointer cells for the plan sources, OID
+    // cells for relationOids), read within their lengths.
     unsafe {
-        pg_sys::SPI_connect();
-        let rc = pg_sys::SPI_execute_with_args(
-            sql.as_ptr(),
-            args.len() as _,
-            types.as_mut_ptr(),
-            values.as_mut_ptr(),
-            nulls.as_ptr(),
-            !new_snapshot,
-            1,
-        );
-        let table = pg_sys::SPI_tuptable;
-        let mut out = None;
-        if rc == pg_sys::SPI_OK_SELECT as i32 && !table.is_null() && pg_sys::SPI_processed > 0 {
-            let mut isnull = false;
-            let d = pg_sys::SPI_getbinval(*(*table).vals, (*table).tupdesc, 1, &mut isnull);
-            out = String::from_datum(d, isnull);
+        let sources = pg_sys::SPI_plan_get_plan_sources(plan);
+        if sources.is_null() {
+            return false;
         }
-        pg_sys::SPI_finish();
-        out
+        (0..(*sources).length as usize).all(|i| {
+            let source = (*(*sources).elements.add(i)).ptr_value as *mut pg_sys::CachedPlanSource;
+            let rels = (*source).relationOids;
+            rels.is_null()
+                || (0..(*rels).length as usize)
+                    .all(|j| allowed.contains(&(*(*rels).elements.add(j)).oid_value))
+        })
     }
+}
+
+/// Runs `sql` with a new snapshot and returns the first row's by-value columns.
+fn fresh_query(sql: &CStr, args: &[Arg], ncols: usize) -> Vec<Option<pg_sys::Datum>> {
+    first_row(sql, args, false, None, ncols, false).map_or_else(|| vec![None; ncols], |r| r.datums)
+}
+
+/// The first row's first column as text: with a new snapshot as [`fresh_query`] when
+/// `new_snapshot`, else read-only in the caller's.
+fn query_text(sql: &CStr, args: &[Arg], new_snapshot: bool) -> Option<String> {
+    first_row(sql, args, !new_snapshot, None, 0, true).and_then(|r| r.text)
+}
+
+/// A query that names a user's table, built from the table's OID (`build`), and run only while
+/// that name still means the table: each run parses it anew and refuses it when it would read a
+/// relation other than the table, those its views and row-security policies read, and
+/// `also`'s (a schema's owner who renames the schema and puts a view of that name in its
+/// place would run their code as the waiter otherwise). Refused, the name is built again from
+/// the OID (a rename moves it) and tried once more; refused again: 42P01.
+struct PinnedQuery {
+    sql: CString,
+    seeds: Vec<pg_sys::Oid>,
+    allowed: Vec<pg_sys::Oid>,
+    build: Box<dyn Fn() -> Option<CString>>,
+}
+
+impl PinnedQuery {
+    /// `relation`'s query as `build` makes it (None: no such table now), reading `also` too.
+    fn new(
+        relation: pg_sys::Oid,
+        also: &[pg_sys::Oid],
+        build: impl Fn() -> Option<CString> + 'static,
+    ) -> Option<Self> {
+        let sql = build()?;
+        let mut seeds = vec![relation];
+        seeds.extend_from_slice(also);
+        let allowed = reads_of(&seeds);
+        Some(PinnedQuery {
+            sql,
+            seeds,
+            allowed,
+            build: Box::new(build),
+        })
+    }
+
+    /// The first row, with a new snapshot.
+    fn run(&mut self, args: &[Arg], ncols: usize, text: bool) -> FirstRow {
+        if let Some(row) = first_row(&self.sql, args, false, Some(&self.allowed), ncols, text) {
+            return row;
+        }
+        if let Some(sql) = (self.build)() {
+            self.sql = sql;
+            self.allowed = reads_of(&self.seeds);
+            if let Some(row) = first_row(&self.sql, args, false, Some(&self.allowed), ncols, text) {
+                return row;
+            }
+        }
+        UserError::new(
+            Condition::UndefinedTable,
+            "the table being waited on is no longer the relation its name gives",
+        )
+        .detail(format!(
+            "The query {:?} would read another relation: the table's schema was renamed or replaced while the wait ran.",
+            self.sql
+        ))
+        .hint("Wait again: the table's name is looked up anew.")
+        .raise()
+    }
+}
+
+/// The relations a query of `seeds` may read: them, and what their views' rules and
+/// row-security policies read, recursively.
+fn reads_of(seeds: &[pg_sys::Oid]) -> Vec<pg_sys::Oid> {
+    let list = seeds
+        .iter()
+        .map(|o| o.to_u32().to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    let text = query_text(
+        &CString::new(format!(
+            "WITH RECURSIVE reads(rel) AS ( \
+                 SELECT pg_catalog.unnest('{{{list}}}'::pg_catalog.oid[]) \
+               UNION \
+                 SELECT d.refobjid FROM reads \
+                 JOIN (SELECT p.polrelid AS rel, 'pg_catalog.pg_policy'::pg_catalog.regclass::pg_catalog.oid AS cls, p.oid AS obj \
+                         FROM pg_catalog.pg_policy p \
+                       UNION ALL \
+                       SELECT r.ev_class, 'pg_catalog.pg_rewrite'::pg_catalog.regclass::pg_catalog.oid, r.oid \
+                         FROM pg_catalog.pg_rewrite r) o ON o.rel OPERATOR(pg_catalog.=) reads.rel \
+                 JOIN pg_catalog.pg_depend d ON d.classid OPERATOR(pg_catalog.=) o.cls \
+                  AND d.objid OPERATOR(pg_catalog.=) o.obj \
+                  AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid) \
+             SELECT pg_catalog.array_to_string(pg_catalog.array_agg(reads.rel), ',') FROM reads"
+        ))
+        .unwrap_or_default(),
+        &[],
+        true,
+    )
+    .unwrap_or_default();
+    text.split(',')
+        .filter_map(|o| o.parse::<u32>().ok())
+        .map(pg_sys::Oid::from)
+        .collect()
 }
 
 /// The table of `row_type` and `id_column`, quoted for a query's text: `"schema"."table"`,
@@ -720,12 +853,24 @@ fn quoted_names(row_type: pg_sys::Oid, id_column: &str) -> Option<(String, Strin
             (pg_sys::OIDOID, Some(pg_sys::Datum::from(row_type))),
             (pg_sys::TEXTOID, column),
         ],
-        false,
+        // a new snapshot: a rename since the wait began shows
+        true,
     )?;
     // a quoted identifier may hold spaces, but never an unquoted one: split at the last space
     // outside quotes, which %I puts between the two
     let split = split_last_unquoted_space(&both)?;
     Some((both[..split].to_owned(), both[split + 1..].to_owned()))
+}
+
+/// The table of row type `row_type` (None: none).
+fn relation_of(row_type: pg_sys::Oid) -> Option<pg_sys::Oid> {
+    let found = fresh_query(
+        c"SELECT t.typrelid FROM pg_catalog.pg_type t \
+          WHERE t.oid OPERATOR(pg_catalog.=) $1 AND t.typrelid OPERATOR(pg_catalog.<>) 0::pg_catalog.oid",
+        &[(pg_sys::OIDOID, Some(pg_sys::Datum::from(row_type)))],
+        1,
+    );
+    found[0].map(|d| pg_sys::Oid::from(d.value() as u32))
 }
 
 fn split_last_unquoted_space(s: &str) -> Option<usize> {
@@ -744,7 +889,14 @@ fn split_last_unquoted_space(s: &str) -> Option<usize> {
 /// The cheap re-check on a table of this server: (rows after `$1` below the horizon `$2`, rows
 /// after `$1` the horizon hides), the horizon taken in Rust before the query's new snapshot (the
 /// two-statement rule).
-fn fast_check_query(row_type: pg_sys::Oid, id_column: &str) -> Option<CString> {
+fn fast_check_query(row_type: pg_sys::Oid, id_column: &str) -> Option<PinnedQuery> {
+    let id_column = id_column.to_owned();
+    PinnedQuery::new(relation_of(row_type)?, &[], move || {
+        fast_check_sql(row_type, &id_column)
+    })
+}
+
+fn fast_check_sql(row_type: pg_sys::Oid, id_column: &str) -> Option<CString> {
     let (table, column) = quoted_names(row_type, id_column)?;
     CString::new(format!(
         "SELECT EXISTS (SELECT FROM {table} t WHERE ($1 IS NULL OR t.{column} OPERATOR(pg_catalog.>) $1) \
@@ -775,7 +927,14 @@ const CONSUMER_CITUS_CHECKS: &str = "pg_catalog.num_nulls(pg_catalog.hlculid_clu
 
 /// The re-check on a table Citus manages (`$1`: the position): the first id after it, one
 /// multi-shard `ORDER BY .. LIMIT 1` (as `hlculid_read`'s, with no upper bound).
-fn first_after_query(row_type: pg_sys::Oid, id_column: &str) -> Option<CString> {
+fn first_after_query(row_type: pg_sys::Oid, id_column: &str) -> Option<PinnedQuery> {
+    let id_column = id_column.to_owned();
+    PinnedQuery::new(relation_of(row_type)?, &[], move || {
+        first_after_sql(row_type, &id_column)
+    })
+}
+
+fn first_after_sql(row_type: pg_sys::Oid, id_column: &str) -> Option<CString> {
     let (table, column) = quoted_names(row_type, id_column)?;
     CString::new(format!(
         "SELECT t.{column}::pg_catalog.text FROM {table} t \
@@ -797,49 +956,78 @@ struct CitusSeen {
     at: Instant,
 }
 
+/// What a check on a table Citus manages does next.
+#[derive(Debug, PartialEq)]
+enum CitusStep {
+    /// A row is readable (the caller's read may still find it deleted, as after any check).
+    Ready,
+    /// Nothing can have become readable: asleep until then at most.
+    Sleep(Instant),
+    /// Read the table.
+    Read,
+}
+
+impl CitusSeen {
+    /// The step after `seen` (None: no read yet), with the published `horizon` and `commits`
+    /// generation. `same_position()`, asked only when it decides: whether the position the
+    /// last read was after still stands (a consumer's may have been moved by another session).
+    fn step(
+        seen: Option<&CitusSeen>,
+        horizon: u128,
+        commits: u64,
+        now: Instant,
+        same_position: impl FnOnce() -> bool,
+    ) -> CitusStep {
+        let Some(s) = seen else {
+            return CitusStep::Read;
+        };
+        // the first row after the position, committed when the last read saw it above the
+        // horizon, is below it now: readable without reading every shard again, if the
+        // position still stands (another session may have taken that row: then read)
+        if s.first_above.is_some_and(|m| m < horizon) {
+            return if same_position() {
+                CitusStep::Ready
+            } else {
+                CitusStep::Read
+            };
+        }
+        let backstop = s.at + CITUS_RECHECK;
+        if s.commits == commits && s.due.is_none_or(|d| now < d) && now < backstop {
+            // until the backstop's time counted from the last read, not from this wake-up
+            return CitusStep::Sleep(s.due.map_or(backstop, |d| d.min(backstop)));
+        }
+        CitusStep::Read
+    }
+}
+
 /// A check on a table Citus manages: `check(horizon)` reads (with new snapshots, after the
 /// horizon was taken: the two-statement rule) and gives what it found and the first id after
-/// the position; skipped while nothing can have changed since `seen`, so an idle waiter costs
-/// no query and no node a task.
+/// the position; skipped while nothing can have changed since `seen` ([`CitusSeen::step`]), so
+/// an idle waiter costs no query and no node a task.
 fn citus_check(
     seen: &mut Option<CitusSeen>,
-    shortcut: bool,
+    same_position: impl FnOnce() -> bool,
     check: impl FnOnce(u128) -> (Found, Option<u128>),
 ) -> Found {
     let now = Instant::now();
-    let not_ready = |due: Option<Instant>| Found {
+    let not_ready = |until: Option<Instant>| Found {
         ready: false,
-        due_in: due.map(|d| d.saturating_duration_since(now)),
+        due_in: until.map(|d| d.saturating_duration_since(now)),
         hidden: true,
     };
-    let due = seen.as_ref().and_then(|s| s.due);
     // None: no horizon a reader would be given now; the worker's next publication wakes us
     let Some((horizon, commits)) = crate::horizon::cluster_worker::for_waiter() else {
-        return not_ready(due);
+        return not_ready(seen.as_ref().and_then(|s| s.due));
     };
-    // `shortcut` (a fixed position): the first row after the position, committed when the
-    // last read saw it above the horizon, is below it now: readable without reading every shard
-    // again (unless deleted since, as a row can be between any check and the caller's read). A
-    // consumer's position may have moved past it meanwhile (another session took it): read.
-    if shortcut
-        && seen
-            .as_ref()
-            .is_some_and(|s| s.first_above.is_some_and(|m| m < horizon))
-    {
-        return Found {
-            ready: true,
-            ..not_ready(due)
-        };
-    }
-    if let Some(s) = seen.as_ref().filter(|s| {
-        s.commits == commits
-            && s.first_above.is_none_or(|m| horizon <= m)
-            && s.due.is_none_or(|d| now < d)
-            && now.duration_since(s.at) < CITUS_RECHECK
-    }) {
-        // asleep until the backstop's time counted from the last read, not from this wake-up
-        let backstop = s.at + CITUS_RECHECK;
-        return not_ready(Some(due.map_or(backstop, |d| d.min(backstop))));
+    match CitusSeen::step(seen.as_ref(), horizon, commits, now, same_position) {
+        CitusStep::Ready => {
+            return Found {
+                ready: true,
+                ..not_ready(None)
+            }
+        }
+        CitusStep::Sleep(until) => return not_ready(Some(until)),
+        CitusStep::Read => {}
     }
     let (found, first) = check(horizon);
     *seen = Some(CitusSeen {
@@ -855,8 +1043,10 @@ fn citus_check(
 }
 
 /// [`first_after_query`]'s id, read with a new snapshot.
-fn first_after(query: &CStr, after: Arg) -> Option<u128> {
-    query_text(query, &[after], true)
+fn first_after(query: &mut PinnedQuery, after: Arg) -> Option<u128> {
+    query
+        .run(&[after], 0, true)
+        .text
         .and_then(|t| t.parse::<hlculid_core::Id>().ok())
         .map(|id| id.to_u128())
 }
@@ -911,8 +1101,8 @@ fn hlculid_wait(
         .is_some_and(|d| d.value() != 0)
     };
     let mut first = true;
-    let mut fast: Option<(CString, Option<u64>, u64, bool)> = None;
-    let mut on_citus: Option<(CString, Option<CitusSeen>)> = None;
+    let mut fast: Option<(PinnedQuery, Option<u64>, u64, bool)> = None;
+    let mut on_citus: Option<(PinnedQuery, Option<CitusSeen>)> = None;
     wait_loop(timeout, cap, table, |table_seen| {
         if std::mem::take(&mut first) {
             if citus {
@@ -933,15 +1123,19 @@ fn hlculid_wait(
             }
         }
         if let Some((query, seen)) = &mut on_citus {
-            return citus_check(seen, true, |horizon| {
-                let first = first_after(query, args[1]);
-                let found = Found {
-                    ready: first.is_some_and(|m| m < horizon),
-                    due_in: None,
-                    hidden: true,
-                };
-                (found, first)
-            });
+            return citus_check(
+                seen,
+                || true,
+                |horizon| {
+                    let first = first_after(query, args[1]);
+                    let found = Found {
+                        ready: first.is_some_and(|m| m < horizon),
+                        due_in: None,
+                        hidden: true,
+                    };
+                    (found, first)
+                },
+            );
         }
         let Some((query, last, last_seen, hidden)) = &mut fast else {
             return Found {
@@ -959,7 +1153,7 @@ fn hlculid_wait(
             };
         }
         (*last, *last_seen) = (Some(h), table_seen);
-        let found = fresh_query(query, &[args[1], horizon_at(h)], 2);
+        let found = query.run(&[args[1], horizon_at(h)], 2, false).datums;
         *hidden = found[1].is_none_or(|d| d.value() != 0);
         Found {
             ready: found[0].is_some_and(|d| d.value() != 0),
@@ -1032,25 +1226,35 @@ fn hlculid_consumer_wait(
         .raise()
     };
     let row_type = pg_sys::Oid::from(row_type.value() as u32);
+    // the consumer as it is now: one dropped and created again (another table, another start)
+    // is not the one this wait checks, and reads as gone
+    let mine = consumer_identity(name_arg, row_type);
+    let mine = mine.as_str();
     let citus = citus_table(row_type);
     let cap = citus.then_some(CITUS_RECHECK);
     let args = [name_arg, (row_type, None)];
     // the first check reads through hlculid_read (its errors are ours; on a table Citus
     // manages, its checks without its read, then the Citus check); then, on a table of this
     // server, the same with the horizon taken here and the table read directly
-    let mut fast: Option<CString> = None;
-    let mut on_citus: Option<(CString, Option<CitusSeen>)> = None;
+    let mut fast: Option<PinnedQuery> = None;
+    let mut on_citus: Option<(PinnedQuery, Option<CitusSeen>)> = None;
     let table = (!citus).then(|| writers_wake(row_type)).flatten();
     let mut first = true;
+    // the position the last Citus read was after
+    let read_after = std::cell::Cell::new(None);
     wait_loop(timeout, cap, table, |_| {
         if citus && std::mem::take(&mut first) {
             // the consumer and what its read would raise, without the read of every shard
             fresh_query(READ_COMMITTED_AS_READ, &[], 1);
             let found = consumer_found(
-                &fresh_query(&consumer_check(CONSUMER_CITUS_CHECKS, "true"), &args, 4),
+                &fresh_query(
+                    &consumer_check(CONSUMER_CITUS_CHECKS, "true", mine),
+                    &args,
+                    4,
+                ),
                 consumer,
             );
-            on_citus = consumer_column(&args[0])
+            on_citus = consumer_column(&args[0], mine)
                 .and_then(|column| first_after_query(row_type, &column))
                 .map(|q| (q, None));
             if found.ready || on_citus.is_none() {
@@ -1058,30 +1262,58 @@ fn hlculid_consumer_wait(
             }
         }
         if let Some((query, seen)) = &mut on_citus {
-            return citus_check(seen, false, |horizon| {
-                consumer_on_citus(consumer, name_arg, query, horizon)
-            });
+            return citus_check(
+                seen,
+                || {
+                    // what the read would raise (a privilege revoked since), then the position
+                    let found = consumer_found(
+                        &fresh_query(
+                            &consumer_check(CONSUMER_CITUS_CHECKS, "true", mine),
+                            &args,
+                            4,
+                        ),
+                        consumer,
+                    );
+                    found.ready
+                        || consumer_position(name_arg, mine)
+                            .is_some_and(|p| Some(p) == read_after.get())
+                },
+                |horizon| {
+                    let (found, after, first) =
+                        consumer_on_citus(consumer, name_arg, mine, query, horizon);
+                    read_after.set(after);
+                    (found, first)
+                },
+            );
         }
         // the consumer's row read again each time (a reset moves it); gone: an error
-        let found = match &fast {
-            Some(query) => fresh_query(
-                query,
-                &[args[0], horizon_at(crate::horizon::server::compute())],
-                4,
-            ),
-            None => {
-                let found = fresh_query(&consumer_check(CONSUMER_FULL_READ, "true"), &args, 4);
-                if !citus {
-                    fast = consumer_fast_read(row_type, &args[0])
-                        .map(|(read, hidden)| consumer_check(&read, &hidden));
-                }
-                match &fast {
-                    // not ready: the cheap query at once, to learn whether rows are hidden
-                    Some(query) if found[1].is_none_or(|d| d.value() == 0) => fresh_query(
-                        query,
+        let found = match &mut fast {
+            Some(query) => {
+                query
+                    .run(
                         &[args[0], horizon_at(crate::horizon::server::compute())],
                         4,
-                    ),
+                        false,
+                    )
+                    .datums
+            }
+            None => {
+                let found =
+                    fresh_query(&consumer_check(CONSUMER_FULL_READ, "true", mine), &args, 4);
+                if !citus {
+                    fast = consumer_fast_read(row_type, &args[0], mine);
+                }
+                match &mut fast {
+                    // not ready: the cheap query at once, to learn whether rows are hidden
+                    Some(query) if found[1].is_none_or(|d| d.value() == 0) => {
+                        query
+                            .run(
+                                &[args[0], horizon_at(crate::horizon::server::compute())],
+                                4,
+                                false,
+                            )
+                            .datums
+                    }
                     _ => found,
                 }
             }
@@ -1113,32 +1345,48 @@ fn consumer_found(found: &[Option<pg_sys::Datum>], consumer: &str) -> Found {
 }
 
 /// A consumer's check on a table Citus manages, below `horizon`: its row and retries (tables of
-/// this server), then the first id after its position (`query`: [`first_after_query`]).
+/// this server), then the first id after its position (`query`: [`first_after_query`]). Gives
+/// what it found, the position it read after, and the first id after it.
 fn consumer_on_citus(
     consumer: &str,
     name: Arg,
-    query: &CStr,
+    mine: &str,
+    query: &mut PinnedQuery,
     horizon: u128,
-) -> (Found, Option<u128>) {
+) -> (Found, Option<Option<u128>>, Option<u128>) {
     let found = consumer_found(
-        &fresh_query(&consumer_check("false", "false"), &[name], 4),
+        &fresh_query(&consumer_check("false", "false", mine), &[name], 4),
         consumer,
     );
     if found.ready {
-        return (found, None);
+        return (found, None, None);
     }
-    let position = query_text(
+    let position = consumer_position(name, mine);
+    let first = first_after(
+        query,
+        hlculid_arg(
+            position
+                .flatten()
+                .map(|p| Hlculid(hlculid_core::Id::from_u128(p))),
+        ),
+    );
+    let ready = first.is_some_and(|m| m < horizon);
+    (Found { ready, ..found }, position, first)
+}
+
+/// The calling role's consumer `name`'s position, with a new snapshot: None when there is no
+/// such consumer, `Some(None)` at the start.
+fn consumer_position(name: Arg, mine: &str) -> Option<Option<u128>> {
+    query_text(
         &CString::new(format!(
-            "SELECT c.position::pg_catalog.text FROM hlculid.hlculid_consumer_positions c WHERE {MINE}"
+            "SELECT COALESCE(c.position::pg_catalog.text, '') \
+             FROM hlculid.hlculid_consumer_positions c WHERE {mine}"
         ))
         .unwrap_or_default(),
         &[name],
         true,
     )
-    .and_then(|t| t.parse::<hlculid_core::Id>().ok());
-    let first = first_after(query, hlculid_arg(position.map(Hlculid)));
-    let ready = first.is_some_and(|m| m < horizon);
-    (Found { ready, ..found }, first)
+    .map(|t| t.parse::<hlculid_core::Id>().ok().map(|id| id.to_u128()))
 }
 
 /// The calling role's consumer `$1` (`c`): names are per role, and a superuser (who bypasses
@@ -1152,8 +1400,9 @@ const CONSUMER_FULL_READ: &str =
     "EXISTS (SELECT FROM pg_catalog.hlculid_read($2, c.position, 1, c.id_column))";
 
 /// A consumer's check: (it exists, a retry is due or `read` finds a row, seconds until the
-/// next retry is due, `hidden`: rows after the position the horizon hides), `$1` its name.
-fn consumer_check(read: &str, hidden: &str) -> CString {
+/// next retry is due, `hidden`: rows after the position the horizon hides), `$1` its name,
+/// `mine` the condition that finds it ([`consumer_identity`]).
+fn consumer_check(read: &str, hidden: &str, mine: &str) -> CString {
     CString::new(format!(
         "SELECT c.consumer IS NOT NULL, \
             EXISTS (SELECT FROM hlculid.hlculid_consumer_retries r \
@@ -1166,16 +1415,47 @@ fn consumer_check(read: &str, hidden: &str) -> CString {
              WHERE r.owner OPERATOR(pg_catalog.=) c.owner AND r.consumer OPERATOR(pg_catalog.=) $1 \
                AND r.delivered_in IS NULL), \
             {hidden} \
-          FROM (SELECT) one LEFT JOIN hlculid.hlculid_consumer_positions c ON {MINE}"
+          FROM (SELECT) one LEFT JOIN hlculid.hlculid_consumer_positions c ON {mine}"
     ))
     .unwrap_or_default()
 }
 
+/// The condition on `c` that finds the calling role's consumer `$1` as it is now (its table
+/// `row_type`'s, created when it was): [`MINE`], and its table and creation time once read.
+fn consumer_identity(name: Arg, row_type: pg_sys::Oid) -> String {
+    let created = query_text(
+        &CString::new(format!(
+            "SELECT c.created_at::pg_catalog.text FROM hlculid.hlculid_consumer_positions c WHERE {MINE}"
+        ))
+        .unwrap_or_default(),
+        &[name],
+        true,
+    );
+    let mut mine = MINE.to_owned();
+    if let Some(rel) = relation_of(row_type) {
+        mine += &format!(
+            " AND c.relation::pg_catalog.oid OPERATOR(pg_catalog.=) {}::pg_catalog.oid",
+            rel.to_u32()
+        );
+    }
+    // a timestamp's text in this session's DateStyle, which reads back as itself: digits,
+    // letters, blanks and punctuation without quotes or backslashes, else not compared
+    if let Some(created) = created.filter(|t| {
+        t.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b" :+-./,".contains(&b))
+    }) {
+        mine += &format!(
+            " AND c.created_at OPERATOR(pg_catalog.=) '{created}'::pg_catalog.timestamptz"
+        );
+    }
+    mine
+}
+
 /// The calling role's consumer `name`'s id column.
-fn consumer_column(name: &Arg) -> Option<String> {
+fn consumer_column(name: &Arg, mine: &str) -> Option<String> {
     query_text(
         &CString::new(format!(
-            "SELECT c.id_column::pg_catalog.text FROM hlculid.hlculid_consumer_positions c WHERE {MINE}"
+            "SELECT c.id_column::pg_catalog.text FROM hlculid.hlculid_consumer_positions c WHERE {mine}"
         ))
         .unwrap_or_default(),
         std::slice::from_ref(name),
@@ -1186,21 +1466,110 @@ fn consumer_column(name: &Arg) -> Option<String> {
 /// The direct reads of a consumer's check on a table of this server (`$2`: the horizon taken
 /// before the query), with the consumer's id column as it is now: (rows below the horizon, rows
 /// the horizon hides).
-fn consumer_fast_read(row_type: pg_sys::Oid, name: &Arg) -> Option<(String, String)> {
-    let column = consumer_column(name)?;
-    let (table, column) = quoted_names(row_type, &column)?;
-    let after = format!(
-        "SELECT FROM {table} t WHERE (c.position IS NULL OR t.{column} OPERATOR(pg_catalog.>) c.position)"
+fn consumer_fast_read(row_type: pg_sys::Oid, name: &Arg, mine: &str) -> Option<PinnedQuery> {
+    let id_column = consumer_column(name, mine)?;
+    let mine = mine.to_owned();
+    let tables = fresh_query(
+        c"SELECT 'hlculid.hlculid_consumer_positions'::pg_catalog.regclass::pg_catalog.oid, \
+                 'hlculid.hlculid_consumer_retries'::pg_catalog.regclass::pg_catalog.oid",
+        &[],
+        2,
     );
-    Some((
-        format!("EXISTS ({after} AND t.{column} OPERATOR(pg_catalog.<) $2)"),
-        format!("EXISTS ({after} AND t.{column} OPERATOR(pg_catalog.>=) $2)"),
-    ))
+    let also: Vec<pg_sys::Oid> = tables
+        .iter()
+        .flatten()
+        .map(|d| pg_sys::Oid::from(d.value() as u32))
+        .collect();
+    PinnedQuery::new(relation_of(row_type)?, &also, move || {
+        let (table, column) = quoted_names(row_type, &id_column)?;
+        let after = format!(
+            "SELECT FROM {table} t WHERE (c.position IS NULL OR t.{column} OPERATOR(pg_catalog.>) c.position)"
+        );
+        Some(consumer_check(
+            &format!("EXISTS ({after} AND t.{column} OPERATOR(pg_catalog.<) $2)"),
+            &format!("EXISTS ({after} AND t.{column} OPERATOR(pg_catalog.>=) $2)"),
+            &mine,
+        ))
+    })
 }
 
 #[cfg(test)]
 mod unit {
-    use super::finishes_prepared;
+    use super::{finishes_prepared, CitusSeen, CitusStep, CITUS_RECHECK};
+    use std::cell::Cell;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_citus_waiter_reads_only_when_something_can_have_become_readable() {
+        let t0 = Instant::now();
+        let ms = |n| t0 + Duration::from_millis(n);
+        let seen = |first_above, due| CitusSeen {
+            commits: 7,
+            first_above,
+            due,
+            at: t0,
+        };
+        let asked = Cell::new(0);
+        let stands = |answer: bool| {
+            let asked = &asked;
+            move || {
+                asked.set(asked.get() + 1);
+                answer
+            }
+        };
+        // no read yet
+        assert_eq!(
+            CitusSeen::step(None, 10, 7, t0, stands(true)),
+            CitusStep::Read
+        );
+        // nothing changed: asleep until the backstop counted from the last read
+        let quiet = seen(None, None);
+        assert_eq!(
+            CitusSeen::step(Some(&quiet), 10, 7, ms(100), stands(true)),
+            CitusStep::Sleep(t0 + CITUS_RECHECK)
+        );
+        // a row seen above the horizon, still above it: asleep too
+        let above = seen(Some(50), None);
+        assert_eq!(
+            CitusSeen::step(Some(&above), 50, 7, ms(1), stands(true)),
+            CitusStep::Sleep(t0 + CITUS_RECHECK)
+        );
+        assert_eq!(asked.get(), 0, "the position is asked only when it decides");
+        // the horizon passed it: ready without a read, the position standing; read if it moved
+        assert_eq!(
+            CitusSeen::step(Some(&above), 51, 7, ms(1), stands(true)),
+            CitusStep::Ready
+        );
+        assert_eq!(
+            CitusSeen::step(Some(&above), 51, 7, ms(1), stands(false)),
+            CitusStep::Read
+        );
+        assert_eq!(
+            CitusSeen::step(Some(&above), 51, 8, ms(300), stands(false)),
+            CitusStep::Read
+        );
+        assert_eq!(asked.get(), 3);
+        // a node committed a write; the backstop passed
+        assert_eq!(
+            CitusSeen::step(Some(&quiet), 10, 8, ms(1), stands(true)),
+            CitusStep::Read
+        );
+        assert_eq!(
+            CitusSeen::step(Some(&quiet), 10, 7, t0 + CITUS_RECHECK, stands(true)),
+            CitusStep::Read
+        );
+        // a retry falls due before the backstop: asleep until then, and read then
+        let retry = seen(None, Some(ms(40)));
+        assert_eq!(
+            CitusSeen::step(Some(&retry), 10, 7, ms(1), stands(true)),
+            CitusStep::Sleep(ms(40))
+        );
+        assert_eq!(
+            CitusSeen::step(Some(&retry), 10, 7, ms(40), stands(true)),
+            CitusStep::Read
+        );
+        assert_eq!(asked.get(), 3);
+    }
 
     #[test]
     fn commit_and_rollback_prepared_are_told_from_other_statements() {

@@ -7,6 +7,8 @@
   above it: idle, it sends the nodes no query (Citus' own counter of multi-shard queries, in the
   waiter's session), where commits to another table in the same run make it read again; a row
   committed on a worker still wakes it at once.
+- A consumer whose check saw a row above the horizon is ready when the horizon passes it,
+  without reading the shards again, unless its position moved meanwhile.
 - `hlculid_read_below` with no bound, or one not past the position, asks no shard (the waits'
   first check raises hlculid_read's errors through it without reading).
 - The cluster horizon waits for every open distributed transaction, one that only read so far
@@ -117,6 +119,67 @@ def test_a_consumer_waiting_on_a_citus_table_wakes_on_a_workers_commit_and_on_a_
     assert lag < 0.5, lag
     co.sql("SELECT hlculid_consumer_drop('cw')")
     co.sql("DROP TABLE consumer_waits")
+
+
+def test_a_consumer_woken_by_the_horizon_passing_a_row_it_saw_reads_no_shard_unless_moved(citus):
+    """A consumer whose check saw a committed row above the horizon (a transaction that made an
+    id earlier holds it) is ready when the horizon passes that row, without reading every shard
+    again; but not when its position was moved past the row meanwhile (another session's reset,
+    in the holding transaction itself, so that both show in one round): then it reads, finds
+    nothing, and times out."""
+    co, (w1, _) = citus.coordinator, citus.workers
+    make_table(co, "seen_rows")
+    eventually(lambda: co.one("SELECT hlculid_cluster_horizon() IS NOT NULL"))
+    co.sql("SELECT hlculid_consumer_create('sr', 'seen_rows', hlculid_cluster_horizon())")
+
+    def hidden_row(holder):
+        holder.execute("SELECT hlculid_generate()")  # holds the horizon below what follows
+        row = w1.one("INSERT INTO seen_rows (w, n) VALUES (1, 0) RETURNING id::text")
+        time.sleep(0.3)
+        assert not co.one("SELECT hlculid_cluster_horizon() > %s::hlculid", (row,))
+        return row
+
+    def waiter(got, timeout):
+        with counted_session(co) as c:
+            got["ok"] = c.execute("SELECT hlculid_consumer_wait('sr', %s::interval)", (timeout,)).fetchone()[0]
+            got["at"] = time.perf_counter()
+
+    # the horizon passes the row it saw: ready, and no multi-shard query since its last read
+    holder = co.connect(autocommit=False)
+    hidden_row(holder)
+    got = {}
+    t = threading.Thread(target=waiter, args=(got, "20 s"))
+    t.start()
+    time.sleep(0.6)
+    # just after a backstop read (every 250 ms), so that none falls in what follows
+    last = multi_shard_queries(co)
+    deadline = time.monotonic() + 2
+    while multi_shard_queries(co) == last and time.monotonic() < deadline:
+        time.sleep(0.002)
+    before = multi_shard_queries(co)
+    holder.rollback()
+    ended = time.perf_counter()
+    t.join(10)
+    assert got.get("ok") is True, got
+    assert got["at"] - ended < 0.2, got["at"] - ended
+    assert multi_shard_queries(co) - before == 0
+    assert co.one("SELECT count(*) FROM hlculid_consume('sr', NULL::seen_rows)") == 1
+    holder.rollback()
+
+    # the position moved past the row in the transaction that held it: not ready, at the timeout
+    row = hidden_row(holder)
+    got = {}
+    t = threading.Thread(target=waiter, args=(got, "2 s"))
+    t.start()
+    time.sleep(0.6)
+    holder.execute("SELECT hlculid_consumer_reset('sr', %s::hlculid)", (row,))
+    holder.commit()
+    holder.close()
+    eventually(lambda: co.one("SELECT hlculid_cluster_horizon() > %s::hlculid", (row,)), timeout=5)
+    t.join(10)
+    assert got.get("ok") is False, got
+    co.sql("SELECT hlculid_consumer_drop('sr')")
+    co.sql("DROP TABLE seen_rows")
 
 
 def test_a_read_below_a_bound_not_past_the_position_asks_no_shard(citus):

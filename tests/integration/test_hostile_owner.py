@@ -627,6 +627,70 @@ def test_the_readers_run_no_view_code_as_the_caller(hostile):
         c.sql("DROP VIEW public.mview; DROP FUNCTION public.view_code()", user="mallory", dbname="app")
 
 
+def test_a_wait_keeps_reading_its_own_table_when_the_owner_swaps_the_schema_under_it(hostile):
+    """A finding of the 0.6.0 review: the waits built their cheap re-check from the table's name
+    once and parsed it again at every check, so mallory, owning `public`, could rename it while a
+    superuser waited on a table there, and put a view of the same name, calling her function,
+    in a new `public`: the next check ran it as the superuser. Now each check's query is parsed
+    and run only if it reads the table (or what its views and policies read): refused, the name
+    is built again from the table's OID, and the wait goes on reading the table, renamed."""
+    import threading
+    c = hostile
+    c.sql("CREATE TABLE public.vev (id pg_catalog.hlculid PRIMARY KEY DEFAULT pg_catalog.hlculid_generate(), n int4)",
+          dbname="app")
+    c.sql("INSERT INTO public.vev (n) VALUES (0)", dbname="app")
+    c.sql("SELECT pg_catalog.hlculid_consumer_create('vc', 'public.vev', pg_catalog.hlculid_horizon())", dbname="app")
+    last = c.sql("SELECT max(id)::text FROM public.vev", dbname="app")[0][0]
+    got = {}
+
+    def wait(key, call, *args):
+        with c.connect(dbname="app") as su:
+            su.execute("SET search_path = pg_catalog, pg_temp")
+            try:
+                got[key] = su.execute(call, args).fetchone()[0]
+            except psycopg.Error as e:
+                got[key] = e
+
+    waiters = [threading.Thread(target=wait, args=("wait", "SELECT hlculid_wait(NULL::public.vev, %s::hlculid, '10 s')", last)),
+               threading.Thread(target=wait, args=("consumer", "SELECT hlculid_consumer_wait('vc', '10 s')"))]
+    swapped = False
+    try:
+        for t in waiters:
+            t.start()
+        time.sleep(1.0)  # both past their first checks, asleep
+        assert got == {}, got
+        with c.connect(user="mallory", dbname="app") as m:
+            m.execute("""
+                ALTER SCHEMA public RENAME TO old;
+                CREATE SCHEMA public;
+                GRANT USAGE ON SCHEMA public TO PUBLIC;
+                CREATE FUNCTION public.wait_code() RETURNS boolean LANGUAGE plpgsql AS $f$
+                BEGIN
+                    INSERT INTO old.ran VALUES ('public.wait_code()', pg_catalog.current_user(), pg_catalog.session_user());
+                    RETURN true;
+                END $f$;
+                CREATE VIEW public.vev AS SELECT x.id, 0::int4 AS n
+                    FROM (VALUES (pg_catalog.hlculid_max(pg_catalog.now()))) x(id) WHERE public.wait_code()""")
+        swapped = True
+        # a row in the real table (renamed): the writer's commit wakes both, whose next check
+        # would read the view by its old name
+        c.sql("INSERT INTO old.vev (n) VALUES (1)", dbname="app")
+        for t in waiters:
+            t.join(15)
+        found = c.sql("SELECT what, by_user::text FROM old.ran WHERE what = 'public.wait_code()'", dbname="app")
+        assert found == [], f"a wait ran the code of mallory's view as the caller: {found}"
+        assert got == {"wait": True, "consumer": True}, got
+    finally:
+        for t in waiters:
+            t.join(15)
+        if swapped:
+            with c.connect(user="mallory", dbname="app") as m:
+                m.execute("DROP VIEW public.vev; DROP FUNCTION public.wait_code(); DROP SCHEMA public; "
+                          "ALTER SCHEMA old RENAME TO public")
+        c.sql("SELECT pg_catalog.hlculid_consumer_drop('vc')", dbname="app")
+        c.sql("DROP TABLE public.vev", dbname="app")
+
+
 LEFTOVERS = """
 CREATE TABLE public.lev (id pg_catalog.hlculid NOT NULL, n int4) PARTITION BY RANGE (id);
 CREATE TABLE public.lev_default PARTITION OF public.lev DEFAULT;
