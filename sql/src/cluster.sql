@@ -50,16 +50,23 @@ BEGIN
     END IF;
     -- static: PL/pgSQL keeps its plan for the session (the worker's connections run it every
     -- round), and resolves Citus' function only when it runs
+    -- this database's only: another database's transactions write none of its tables, and
+    -- any role may prepare a transaction with a Citus-like gid there
     RETURN QUERY
         SELECT t.transaction_number::pg_catalog.text, NULL::pg_catalog.text
           FROM pg_catalog.get_all_active_transactions() t
-         WHERE t.transaction_number IS NULL OR t.transaction_number OPERATOR(pg_catalog.<>) 0
+         WHERE t.transaction_number IS NULL
+            OR (t.transaction_number OPERATOR(pg_catalog.<>) 0
+                AND (t.datid IS NULL
+                     OR t.datid OPERATOR(pg_catalog.=) (SELECT d.oid FROM pg_catalog.pg_database d
+                                                         WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database())))
         UNION ALL
         -- the number: the gid's fourth part (no backslash in any literal here: a session with
         -- standard_conforming_strings off, which a database owner may set, reads them otherwise)
         SELECT pg_catalog.split_part(p.gid, '_', 4), p.gid
           FROM pg_catalog.pg_prepared_xacts p
-         WHERE p.gid OPERATOR(pg_catalog.~) '^citus_[0-9]+_[0-9]+_[0-9]+_[0-9]+$';
+         WHERE p.gid OPERATOR(pg_catalog.~) '^citus_[0-9]+_[0-9]+_[0-9]+_[0-9]+$'
+           AND p.database OPERATOR(pg_catalog.=) pg_catalog.current_database();
 END
 $fn$;
 

@@ -294,10 +294,11 @@ struct Candidate {
 /// (`hlculid_cluster_pending_here()`, sql/src/cluster.sql: the distributed transactions running
 /// there and the Citus prepared transactions, keyed by distributed transaction number; NULL: a
 /// transaction hidden from the worker's role); the second reads its horizon, publisher id, start
-/// time and count of writing commits.
+/// time (Unix microseconds) and count of writing commits.
 const ROUND_SQL: &CStr = c"SELECT p.item FROM pg_catalog.hlculid_cluster_pending_here() p; \
 SELECT pg_catalog.hlculid_horizon_catch_up()::pg_catalog.text, c.publisher, \
-       pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time())::pg_catalog.float8, \
+       (pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time()) \
+        OPERATOR(pg_catalog.*) 1000000::pg_catalog.float8)::pg_catalog.int8, \
        pg_catalog.hlculid_writing_commits() \
   FROM pg_catalog.hlculid_clock() c";
 
@@ -1007,9 +1008,12 @@ fn collect(conn: *mut libpq::PGconn) -> Result<Answer, String> {
     let horizon_text = field(1, 0).ok_or_else(bad)?;
     let horizon = horizon_text.parse::<Id>().map_err(|_| bad())?.to_u128();
     let publisher = field(1, 1).and_then(|v| v.parse().ok()).ok_or_else(bad)?;
+    // microseconds as an integer: a float's text follows extra_float_digits, which a database
+    // owner may set for the worker's connections (rounded start times broke the publisher
+    // check's tie: the 0.6.0 review)
     let started = field(1, 2)
-        .and_then(|v| v.parse::<f64>().ok())
-        .map(|secs| ((secs - 946_684_800.0) * 1e6) as i64) // to PostgreSQL's epoch, 2000-01-01
+        .and_then(|v| v.parse::<i64>().ok())
+        .map(|us| us - 946_684_800_000_000) // to PostgreSQL's epoch, 2000-01-01
         .ok_or_else(bad)?;
     let commits = field(1, 3).and_then(|v| v.parse().ok()).ok_or_else(bad)?;
     Ok(Answer {

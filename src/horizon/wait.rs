@@ -243,10 +243,11 @@ fn skip_blank(mut s: &[u8]) -> &[u8] {
             }
             s = r;
         }
+        // a comment runs to the end of its line, which \n or \r ends (PostgreSQL's lexer)
         if let Some(r) = s.strip_prefix(b"--") {
             s = r
                 .iter()
-                .position(|&c| c == b'\n')
+                .position(|&c| c == b'\n' || c == b'\r')
                 .map_or(&[][..], |i| &r[i + 1..]);
         } else if let Some(r) = s.strip_prefix(b"/*") {
             let (mut depth, mut i) = (1, 0);
@@ -1003,21 +1004,36 @@ impl CitusSeen {
 /// A check on a table Citus manages: `check(horizon)` reads (with new snapshots, after the
 /// horizon was taken: the two-statement rule) and gives what it found and the first id after
 /// the position; skipped while nothing can have changed since `seen` ([`CitusSeen::step`]), so
-/// an idle waiter costs no query and no node a task.
+/// an idle waiter costs no query and no node a task. `retries()`: what is ready without a
+/// horizon (a consumer's retries that are due), checked when a retry fell due while the worker
+/// publishes none.
 fn citus_check(
     seen: &mut Option<CitusSeen>,
     same_position: impl FnOnce() -> bool,
+    retries: impl FnOnce() -> Found,
     check: impl FnOnce(u128) -> (Found, Option<u128>),
 ) -> Found {
     let now = Instant::now();
     let not_ready = |until: Option<Instant>| Found {
         ready: false,
-        due_in: until.map(|d| d.saturating_duration_since(now)),
+        // never a wait of 0 (the loop would spin): a time past is the loop's own cap
+        due_in: until.filter(|d| *d > now).map(|d| d - now),
         hidden: true,
     };
     // None: no horizon a reader would be given now; the worker's next publication wakes us
     let Some((horizon, commits)) = crate::horizon::cluster_worker::for_waiter() else {
-        return not_ready(seen.as_ref().and_then(|s| s.due));
+        let due = seen.as_ref().and_then(|s| s.due);
+        if due.is_some_and(|d| d <= now) {
+            let found = retries();
+            if found.ready {
+                return found;
+            }
+            if let Some(s) = seen.as_mut() {
+                s.due = found.due_in.map(|d| now + d);
+            }
+            return not_ready(seen.as_ref().and_then(|s| s.due));
+        }
+        return not_ready(due);
     };
     match CitusSeen::step(seen.as_ref(), horizon, commits, now, same_position) {
         CitusStep::Ready => {
@@ -1123,19 +1139,25 @@ fn hlculid_wait(
             }
         }
         if let Some((query, seen)) = &mut on_citus {
-            return citus_check(
-                seen,
-                || true,
-                |horizon| {
-                    let first = first_after(query, args[1]);
-                    let found = Found {
-                        ready: first.is_some_and(|m| m < horizon),
-                        due_in: None,
-                        hidden: true,
-                    };
-                    (found, first)
-                },
-            );
+            // the shortcut raises what the read would first (a privilege revoked since)
+            let still = || {
+                fresh_query(CITUS_CHECKS, &args, 1);
+                true
+            };
+            let none = || Found {
+                ready: false,
+                due_in: None,
+                hidden: true,
+            };
+            return citus_check(seen, still, none, |horizon| {
+                let first = first_after(query, args[1]);
+                let found = Found {
+                    ready: first.is_some_and(|m| m < horizon),
+                    due_in: None,
+                    hidden: true,
+                };
+                (found, first)
+            });
         }
         let Some((query, last, last_seen, hidden)) = &mut fast else {
             return Found {
@@ -1277,6 +1299,12 @@ fn hlculid_consumer_wait(
                     found.ready
                         || consumer_position(name_arg, mine)
                             .is_some_and(|p| Some(p) == read_after.get())
+                },
+                || {
+                    consumer_found(
+                        &fresh_query(&consumer_check("false", "false", mine), &[name_arg], 4),
+                        consumer,
+                    )
                 },
                 |horizon| {
                     let (found, after, first) =
@@ -1580,6 +1608,7 @@ mod unit {
             b";; ;ROLLBACK PREPARED 'g'",
             b"/* \xe9t\xe9, not UTF-8 */ COMMIT PREPARED 'caf\xe9'",
             b"\x0bCOMMIT\x0bPREPARED 'g'",
+            b"-- a comment ended by a carriage return\rCOMMIT PREPARED 'g'",
         ] {
             assert!(finishes_prepared(yes), "{yes:?}");
         }

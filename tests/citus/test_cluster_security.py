@@ -184,3 +184,26 @@ def test_a_prepared_transactions_item_is_its_number_whatever_the_sessions_string
                 assert items == [("987654",)], (setting, items)
     finally:
         w1.sql(f"ROLLBACK PREPARED '{gid}'")
+
+
+def test_a_prepared_transaction_of_another_database_does_not_hold_the_horizon(citus):
+    """Any role may prepare a transaction with a Citus-like gid in any database it may connect
+    to; one in another database than the cluster's writes none of its tables, and the worker's
+    listing (hlculid_cluster_pending_here) leaves it out: the horizon moves past it (it stopped
+    there before the 0.6.0 review)."""
+    co, (w1, _) = citus.coordinator, citus.workers
+    w1.sql("CREATE DATABASE hlculid_other")
+    try:
+        with w1.connect(dbname="hlculid_other") as c:
+            c.execute("BEGIN")
+            c.execute("SELECT 1")
+            c.execute("PREPARE TRANSACTION 'citus_999_1_1_1'")
+        try:
+            made = co.one("SELECT hlculid_generate()::text")
+            eventually(lambda: co.one("SELECT hlculid_cluster_horizon() > %s::hlculid", (made,)), timeout=5)
+            assert co.one("SELECT pg_catalog.array_length(hlculid_cluster_pending(), 1)") is None
+        finally:
+            with w1.connect(dbname="hlculid_other") as c:
+                c.execute("COMMIT PREPARED 'citus_999_1_1_1'")
+    finally:
+        w1.sql("DROP DATABASE hlculid_other")

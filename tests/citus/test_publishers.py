@@ -100,3 +100,27 @@ def test_a_shared_publisher_id_is_found_named_and_the_later_node_makes_no_ids(ci
     eventually(lambda: refused(co, "SELECT hlculid_cluster_horizon()") is None
                and co.one("SELECT hlculid_cluster_horizon() IS NOT NULL"))
     co.sql("DROP TABLE dup_events")
+
+
+def test_a_database_setting_does_not_change_the_start_times_the_worker_reads(citus):
+    """Which of two nodes sharing a publisher id started later is told by their start times,
+    which the worker read as float text: a database owner's `ALTER DATABASE ... SET
+    extra_float_digits = -15` rounded them to two digits on the worker's connections (the 0.6.0
+    review), so the node that started first could be the one refused. They are read as integer
+    microseconds now: exact under any setting."""
+    co, (_, w2) = citus.coordinator, citus.workers
+    n2 = co.one("SELECT nodeid FROM pg_dist_node WHERE nodeport = %s", (w2.port,))
+    db = co.one("SELECT current_database()")
+    co.sql(f'ALTER DATABASE "{db}" SET extra_float_digits = -15')  # Citus propagates it
+    try:
+        assert w2.sql(f'SELECT 1 FROM pg_db_role_setting s JOIN pg_database d ON d.oid = s.setdatabase '
+                      f"WHERE d.datname = '{db}' AND 'extra_float_digits=-15' = ANY (s.setconfig)") == [(1,)]
+        w2.stop()  # every worker connects to it again, with the setting
+        w2.start()
+        started = w2.one("SELECT pg_postmaster_start_time()")
+        for node in (co, w2):
+            eventually(lambda: node.sql("SELECT started FROM hlculid.hlculid_cluster_nodes WHERE nodeid = %s",
+                                        (n2,)) == [(started,)],
+                       what=f"node {n2}'s start time as read from {node.port}")
+    finally:
+        co.sql(f'ALTER DATABASE "{db}" RESET extra_float_digits')

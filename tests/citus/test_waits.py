@@ -182,6 +182,46 @@ def test_a_consumer_woken_by_the_horizon_passing_a_row_it_saw_reads_no_shard_unl
     co.sql("DROP TABLE seen_rows")
 
 
+def test_a_consumer_gets_a_due_retry_while_the_cluster_horizon_is_held(citus):
+    """A retry falls due while the worker publishes no horizon a reader may use (an idle
+    distributed transaction holds it past the 10 s `max_wait`): hlculid_consume returns retries
+    without a horizon, so the wait returns true when it falls due (it used to spin until its
+    timeout: the 0.6.0 review)."""
+    co, (w1, _) = citus.coordinator, citus.workers
+    make_table(co, "retry_waits")
+    eventually(lambda: co.one("SELECT hlculid_cluster_horizon() IS NOT NULL"))
+    co.sql("SELECT hlculid_consumer_create('rw', 'retry_waits', hlculid_cluster_horizon())")
+    row = w1.one("INSERT INTO retry_waits (w, n) VALUES (1, 0) RETURNING id::text")
+    eventually(lambda: co.one("SELECT hlculid_cluster_horizon() > %s::hlculid", (row,)))
+    with co.connect(autocommit=False) as c:
+        assert [r[0] for r in c.execute("SELECT id::text FROM hlculid_consume('rw', NULL::retry_waits)")] == [row]
+        c.execute("SELECT hlculid_consume_retry('rw', %s::hlculid, '12 s')", (row,))
+        c.commit()
+    due = time.monotonic() + 12
+    holder = co.connect(autocommit=False)
+    got = {}
+
+    def waiter():
+        with co.connect() as c:
+            got["ok"] = c.execute("SELECT hlculid_consumer_wait('rw', '17 s')").fetchone()[0]
+            got["at"] = time.monotonic()
+
+    try:
+        t = threading.Thread(target=waiter)
+        t.start()
+        time.sleep(0.5)  # its first check read the table with the horizon fresh
+        holder.execute("SELECT count(*) FROM retry_waits")  # a distributed transaction, left open
+        t.join(20)
+        assert got.get("ok") is True, got
+        assert got["at"] - due < 1.5, got["at"] - due
+        assert co.one("SELECT hlculid_cluster_horizon() IS NULL")  # none a reader may use
+    finally:
+        holder.rollback()
+        holder.close()
+    co.sql("SELECT hlculid_consumer_drop('rw')")
+    co.sql("DROP TABLE retry_waits")
+
+
 def test_a_read_below_a_bound_not_past_the_position_asks_no_shard(citus):
     """hlculid_read_below with no bound, or one at or below the position, returns nothing without
     a query to the shards (the waits' first check uses it to raise hlculid_read's errors only);

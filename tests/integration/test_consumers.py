@@ -503,6 +503,33 @@ def test_hlculid_consumer_wait_wakes_when_a_retry_is_due_and_times_out(c):
     assert 0.25 < time.monotonic() - t0 < 2.0
 
 
+def test_a_consumer_dropped_and_created_again_under_its_name_ends_the_wait(c):
+    """A wait checks the consumer it began on: one dropped and created again under the same name
+    (another table, another start) is not it, and the wait raises 42704 as for a drop (it went on
+    reading the first table with the new consumer's position, and returned true for rows
+    hlculid_consume would not give: the 0.6.0 review)."""
+    c.sql("CREATE TABLE other_ev (id hlculid PRIMARY KEY DEFAULT hlculid_generate(), n int)")
+    c.sql("INSERT INTO ev (n) SELECT g FROM generate_series(1, 5) g")
+    c.sql("SELECT hlculid_consumer_create('again', 'ev', hlculid_horizon())")
+    out = {}
+
+    def waiter():
+        with c.connect() as conn:
+            out["error"] = sqlstate(conn, "SELECT hlculid_consumer_wait('again', '5 s')")
+
+    t = threading.Thread(target=waiter)
+    t.start()
+    time.sleep(0.5)
+    with c.connect(autocommit=False) as conn:  # at the start of an empty table
+        conn.execute("SELECT hlculid_consumer_drop('again')")
+        conn.execute("SELECT hlculid_consumer_create('again', 'other_ev')")
+        conn.commit()
+    t.join(10)
+    assert out.get("error") == "42704", out
+    with c.connect(autocommit=False) as conn:
+        assert conn.execute("SELECT count(*) FROM hlculid_consume('again', NULL::other_ev)").fetchone()[0] == 0
+
+
 def test_starts_resets_drops_and_the_view(c):
     c.sql("INSERT INTO ev (n) SELECT g FROM generate_series(1, 3) g")
     ids = [r[0] for r in c.sql("SELECT id::text FROM ev ORDER BY id")]
