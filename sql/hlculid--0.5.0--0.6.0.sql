@@ -85,6 +85,16 @@ VOLATILE PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_require_read_committed_wrapper';
 
+-- The readers' guard (src/horizon/read_guard.rs): each query a reader builds from a table's name
+-- is read only if that name still gives the table when parsed (the third review of 0.6.0).
+CREATE  FUNCTION "hlculid_expect_reads"(
+	"rel" oid, /* Option < pg_sys :: Oid > */
+	"query" TEXT /* Option < & str > */
+) RETURNS void
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_expect_reads_wrapper';
+
 -- The readers (0.4.0; all CREATE OR REPLACE since 0.6.0, so that the install script, through the
 -- module src/horizon/readers.rs after horizons.sql, and the upgrade scripts from 0.4.0 and 0.5.0,
 -- which keep OIDs and grants, share one text): the watermark across publishers, and the helpers
@@ -179,6 +189,7 @@ DECLARE
     col_type regtype;
     col_num int2;
     base regtype;
+    q text;
 BEGIN
     SELECT t.typrelid::regclass INTO rel FROM pg_catalog.pg_type t
     WHERE t.oid = pg_catalog.pg_typeof($1) AND t.typrelid <> 0;
@@ -233,14 +244,19 @@ BEGIN
     -- no bound, or none above the position: no row can be read, and no shard is asked (0.6.0);
     -- the privileges the read needs are checked all the same (a whole row, as SELECT *), with
     -- a plan that reads nothing
+    -- each query read only if its name still gives the table when parsed (0.6.0: a schema's
+    -- owner could rename the schema in between and put her view in its place)
     IF $3 IS NULL OR ($2 IS NOT NULL AND $3 OPERATOR(pg_catalog.<=) $2) THEN
-        EXECUTE pg_catalog.format('SELECT t FROM %s t LIMIT 0', rel);
+        q := pg_catalog.format('SELECT t FROM %s t LIMIT 0', rel);
+        PERFORM pg_catalog.hlculid_expect_reads(rel::pg_catalog.oid, q);
+        EXECUTE q;
         RETURN;
     END IF;
-    RETURN QUERY EXECUTE pg_catalog.format(
+    q := pg_catalog.format(
         'SELECT * FROM %s t WHERE ($1 IS NULL OR t.%I OPERATOR(pg_catalog.>) $1) AND t.%I OPERATOR(pg_catalog.<) $2 ORDER BY t.%I USING OPERATOR(pg_catalog.<) LIMIT $3',
-        rel, $5, $5, $5)
-    USING $2, $3, $4;
+        rel, $5, $5, $5);
+    PERFORM pg_catalog.hlculid_expect_reads(rel::pg_catalog.oid, q);
+    RETURN QUERY EXECUTE q USING $2, $3, $4;
 END
 $fn$;
 
@@ -695,6 +711,7 @@ DECLARE
     due pg_catalog.hlculid[];
     h pg_catalog.hlculid;
     more int4;
+    q text;
 BEGIN
     -- the readers' one READ COMMITTED rule (src/horizon/read_committed.rs), naming this reader
     PERFORM pg_catalog.hlculid_require_read_committed('hlculid_consume');
@@ -743,10 +760,12 @@ BEGIN
     IF pg_catalog.cardinality(due) OPERATOR(pg_catalog.>) 0 THEN
         UPDATE hlculid.hlculid_consumer_retries r SET delivered_in = pg_catalog.pg_current_xact_id()
         WHERE r.owner OPERATOR(pg_catalog.=) c.owner AND r.consumer OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) ANY (due);
-        RETURN QUERY EXECUTE pg_catalog.format(
+        -- read only if its name still gives the table when parsed (src/horizon/read_guard.rs)
+        q := pg_catalog.format(
             'SELECT t.* FROM %s t JOIN pg_catalog.unnest($1) WITH ORDINALITY d(id, n) ON t.%I OPERATOR(pg_catalog.=) d.id ORDER BY d.n',
-            c.relation, c.id_column)
-        USING due;
+            c.relation, c.id_column);
+        PERFORM pg_catalog.hlculid_expect_reads(c.relation::pg_catalog.oid, q);
+        RETURN QUERY EXECUTE q USING due;
     END IF;
     more := $3 OPERATOR(pg_catalog.-) pg_catalog.cardinality(due);
     IF more OPERATOR(pg_catalog.<=) 0 THEN
@@ -1020,6 +1039,7 @@ DECLARE
     id_num int2;
     base regtype;
     h pg_catalog.hlculid;
+    q text;
 BEGIN
     SELECT t.typrelid::regclass INTO rel FROM pg_catalog.pg_type t
     WHERE t.oid = pg_catalog.pg_typeof($1) AND t.typrelid <> 0;
@@ -1091,10 +1111,12 @@ BEGIN
     END IF;
     -- the key compared as the column's own type (format_type qualifies a type outside
     -- pg_catalog), so that Citus prunes to the key's shard
-    RETURN QUERY EXECUTE pg_catalog.format(
+    -- read only if its name still gives the table when parsed (src/horizon/read_guard.rs)
+    q := pg_catalog.format(
         'SELECT * FROM %s t WHERE t.%I OPERATOR(pg_catalog.=) $1::%s AND ($2 IS NULL OR t.%I OPERATOR(pg_catalog.>) $2) AND t.%I OPERATOR(pg_catalog.<) $3 ORDER BY t.%I USING OPERATOR(pg_catalog.<) LIMIT $4',
-        rel, $2, pg_catalog.format_type(key_type, NULL), $6, $6, $6)
-    USING $3, $4, h, $5;
+        rel, $2, pg_catalog.format_type(key_type, NULL), $6, $6, $6);
+    PERFORM pg_catalog.hlculid_expect_reads(rel::pg_catalog.oid, q);
+    RETURN QUERY EXECUTE q USING $3, $4, h, $5;
 END
 $fn$;
 

@@ -33,6 +33,15 @@ CREATE FUNCTION hlculid_send(v hlculid) RETURNS bytea
 /* </end connected objects> */
 
 /* <begin connected objects> */
+
+CREATE FUNCTION hlculid_bigint_decode(id bigint,
+    OUT ts timestamptz, OUT counter int4, OUT publisher int4)
+RETURNS record
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 -- requires:
 --   hlculid_shell
 
@@ -40,15 +49,6 @@ CREATE FUNCTION hlculid_send(v hlculid) RETURNS bytea
 CREATE FUNCTION hlculid_out(v hlculid) RETURNS cstring
     IMMUTABLE STRICT PARALLEL SAFE
     LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_out_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-
-CREATE FUNCTION hlculid_bigint_decode(id bigint,
-    OUT ts timestamptz, OUT counter int4, OUT publisher int4)
-RETURNS record
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -172,6 +172,16 @@ AS 'MODULE_PATHNAME', 'hlculid_consumer_wait_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
+CREATE  FUNCTION "hlculid_expect_reads"(
+	"rel" oid, /* Option < pg_sys :: Oid > */
+	"query" TEXT /* Option < & str > */
+) RETURNS void
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_expect_reads_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_generate_bigint_n"(
 	"n" INT /* i32 */
 ) RETURNS bigint[] /* Vec < i64 > */
@@ -222,6 +232,26 @@ CREATE TYPE hlculid (
     STORAGE = plain
 );
 COMMENT ON TYPE hlculid IS '128-bit time-ordered id: 48-bit Unix ms, 16-bit hybrid logical clock counter, 16-bit publisher, 48 random bits';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_to_ulid_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_generate() RETURNS hlculid
+    STRICT VOLATILE PARALLEL RESTRICTED
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -745,114 +775,6 @@ COMMENT ON FUNCTION hlculid_drop_partitions_as_owner(regclass, timestamptz, bool
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_to_ulid_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_generate() RETURNS hlculid
-    STRICT VOLATILE PARALLEL RESTRICTED
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
-	"pid" INT,  /* Option < i32 > */
-	"transaction" bigint,  /* Option < i64 > */
-	"holds_at" hlculid  /* Hlculid */
-)
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bigint"(
-	"id" bigint /* i64 */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid, /* Option < Hlculid > */
-	"allow_future" bool /* Option < bool > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_holds_since"() RETURNS TABLE (
-	"pid" INT,  /* Option < i32 > */
-	"transaction" bigint,  /* Option < i64 > */
-	"holds_at" hlculid,  /* Hlculid */
-	"since" timestamp with time zone  /* Option < TimestampWithTimeZone > */
-)
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_since_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid /* Option < Hlculid > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_clock_recover
---   hlculid_clock_recover_allowing
-
-
-REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
-REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_cluster_horizon"(
-	"max_wait" interval DEFAULT '10 s' /* Option < Interval > */
-) RETURNS hlculid /* Option < Hlculid > */
-VOLATILE PARALLEL UNSAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_cluster_horizon_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_from_bytea"(
 	"b" bytea /* & [u8] */
 ) RETURNS hlculid /* Hlculid */
@@ -862,35 +784,27 @@ AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
+CREATE  FUNCTION "hlculid_eq_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_eq_uuid_wrapper';
+
+CREATE OPERATOR = (
+	PROCEDURE="hlculid_eq_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = =,
+	NEGATOR = <>,
+	RESTRICT = eqsel,
+	JOIN = eqjoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
 -- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_at"(
-	"ts" timestamp with time zone /* TimestampWithTimeZone */
-) RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_uuidv7"(
-	"u" uuid /* pgrx :: Uuid */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash_extended"(
-	"v" hlculid, /* Hlculid */
-	"seed" bigint /* i64 */
-) RETURNS bigint /* i64 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -914,23 +828,88 @@ CREATE OPERATOR > (
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_eq_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
+CREATE  FUNCTION "hlculid_horizon_holds_since"() RETURNS TABLE (
+	"pid" INT,  /* Option < i32 > */
+	"transaction" bigint,  /* Option < i64 > */
+	"holds_at" hlculid,  /* Hlculid */
+	"since" timestamp with time zone  /* Option < TimestampWithTimeZone > */
+)
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_since_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_hash"(
+	"v" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_eq_uuid_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
+/* </end connected objects> */
 
-CREATE OPERATOR = (
-	PROCEDURE="hlculid_eq_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = =,
-	NEGATOR = <>,
-	RESTRICT = eqsel,
-	JOIN = eqjoinsel
-);
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_generate_at"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid, /* Option < Hlculid > */
+	"allow_future" bool /* Option < bool > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_hash_extended"(
+	"v" hlculid, /* Hlculid */
+	"seed" bigint /* i64 */
+) RETURNS bigint /* i64 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_counter"(
+	"id" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid /* Option < Hlculid > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_clock_recover
+--   hlculid_clock_recover_allowing
+
+
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1223,6 +1202,53 @@ COMMENT ON FUNCTION hlculid_backfill_update(regclass, text, oid[], text[], hlcul
 /* </end connected objects> */
 
 /* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
+	"pid" INT,  /* Option < i32 > */
+	"transaction" bigint,  /* Option < i64 > */
+	"holds_at" hlculid  /* Hlculid */
+)
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_bigint"(
+	"id" bigint /* i64 */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_cluster_horizon"(
+	"max_wait" interval DEFAULT '10 s' /* Option < Interval > */
+) RETURNS hlculid /* Option < Hlculid > */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_cluster_horizon_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_from_parts"(
 	"ts" timestamp with time zone, /* TimestampWithTimeZone */
 	"counter" INT, /* i32 */
@@ -1235,16 +1261,12 @@ AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_counter"(
-	"id" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
+CREATE  FUNCTION "hlculid_from_uuidv7"(
+	"u" uuid /* pgrx :: Uuid */
+) RETURNS hlculid /* Hlculid */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1268,19 +1290,7 @@ CREATE OPERATOR >= (
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash"(
-	"v" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
+-- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1590,25 +1600,6 @@ CREATE AGGREGATE max(hlculid) (
 /* <begin connected objects> */
 -- requires:
 --   hlculid_opclasses
---   hlculid_skipsupport
-
--- The one step of the install script that depends on the major: on PostgreSQL 18, btree's skip
--- support (function 6) in hlculid_ops. Idempotent: every upgrade script repeats it (its template
--- includes this file), so an update after pg_upgrade to 18 completes the catalog.
-DO $$
-BEGIN
-  IF current_setting('server_version_num')::int >= 180000 AND NOT EXISTS (
-      SELECT FROM pg_amproc p JOIN pg_opclass c ON c.opcfamily = p.amprocfamily
-      WHERE c.opcintype = 'hlculid'::regtype AND c.opcname = 'hlculid_ops' AND p.amprocnum = 6
-        AND c.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'btree')) THEN
-    ALTER OPERATOR FAMILY hlculid_ops USING btree ADD FUNCTION 6 (hlculid) hlculid_skipsupport(internal);
-  END IF;
-END $$;
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_opclasses
 --   server::hlculid_horizon_catch_up
 --   introspect::hlculid_clock
 --   read_committed::hlculid_require_read_committed
@@ -1739,6 +1730,25 @@ COMMENT ON FUNCTION pg_catalog.hlculid_cluster_pending_here() IS 'on Citus: what
 /* </end connected objects> */
 
 /* <begin connected objects> */
+-- requires:
+--   hlculid_opclasses
+--   hlculid_skipsupport
+
+-- The one step of the install script that depends on the major: on PostgreSQL 18, btree's skip
+-- support (function 6) in hlculid_ops. Idempotent: every upgrade script repeats it (its template
+-- includes this file), so an update after pg_upgrade to 18 completes the catalog.
+DO $$
+BEGIN
+  IF current_setting('server_version_num')::int >= 180000 AND NOT EXISTS (
+      SELECT FROM pg_amproc p JOIN pg_opclass c ON c.opcfamily = p.amprocfamily
+      WHERE c.opcintype = 'hlculid'::regtype AND c.opcname = 'hlculid_ops' AND p.amprocnum = 6
+        AND c.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'btree')) THEN
+    ALTER OPERATOR FAMILY hlculid_ops USING btree ADD FUNCTION 6 (hlculid) hlculid_skipsupport(internal);
+  END IF;
+END $$;
+/* </end connected objects> */
+
+/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_to_bigint"(
 	"id" hlculid /* Hlculid */
 ) RETURNS bigint /* i64 */
@@ -1800,21 +1810,6 @@ CREATE  FUNCTION "hlculid_ts"(
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_ts_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
---   hlculid_ts
-
-
-CREATE FUNCTION hlculid_decode(id hlculid,
-    OUT ts timestamptz, OUT counter int4, OUT publisher int4, OUT random int8)
-RETURNS record
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_decode_fast';
-
-CREATE CAST (hlculid AS timestamptz) WITH FUNCTION hlculid_ts(hlculid);
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1907,6 +1902,21 @@ $fn$;
 
 /* <begin connected objects> */
 -- requires:
+--   hlculid_type
+--   hlculid_ts
+
+
+CREATE FUNCTION hlculid_decode(id hlculid,
+    OUT ts timestamptz, OUT counter int4, OUT publisher int4, OUT random int8)
+RETURNS record
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_decode_fast';
+
+CREATE CAST (hlculid AS timestamptz) WITH FUNCTION hlculid_ts(hlculid);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
 --   hlculid_opclasses
 --   hlculid_publish_horizon
 --   server::hlculid_horizon
@@ -1954,62 +1964,8 @@ COMMENT ON FUNCTION hlculid_publish_horizon() IS 'writes this server''s row in h
 /* <begin connected objects> */
 -- requires:
 --   hlculid_horizons
---   server::hlculid_horizon_holds_since
-
--- What holds this server's horizon back, with what a DBA needs to end it (0.4.0; 0.6.0: `lag`
--- and `since`). `lag` is how long the holder has held readers back: from when its transaction
--- made its first id (hlculid_horizon_holds_since(), kept in the backend's slot and in the
--- prepared transaction's hold), else from its PREPARE (a hold reloaded at a start keeps no time).
--- 0.5.0 measured it from the time of `holds_at`, the clock's last value when the transaction
--- began: on an idle server that is the last id made, seconds or hours before, and a transaction
--- 0.5 s old showed a lag of that age. One source: the install script takes it through the
--- module src/horizon/published.rs, the 0.5.0 -> 0.6.0 update includes it (CREATE OR REPLACE
--- keeps the view's OID, grants and comment; `since` is a column added at the end).
-CREATE OR REPLACE VIEW hlculid.hlculid_horizon_holders AS
-SELECT h.pid,
-       a.xact_start,
-       a.state,
-       h.transaction AS prepared_xid,
-       p.gid,
-       h.holds_at,
-       pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) COALESCE(h.since, p.prepared) AS lag,
-       COALESCE(h.since, p.prepared) AS since
-FROM pg_catalog.hlculid_horizon_holds_since() h
-LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) h.pid
-LEFT JOIN pg_catalog.pg_prepared_xacts p
-       ON p.transaction::pg_catalog.text OPERATOR(pg_catalog.=) h.transaction::pg_catalog.text;
-
-COMMENT ON VIEW hlculid.hlculid_horizon_holders IS 'what holds this server''s horizon back: sessions and prepared transactions, since when (their first id), how long (lag)';
-COMMENT ON FUNCTION hlculid_horizon_holds_since() IS 'hlculid_horizon_holds() with since: when each holder''s transaction made its first id (NULL for a prepared transaction reloaded at a start)';
--- As hlculid_horizon_holds() (horizon_grants.sql): other sessions' pids and xids, for pg_monitor.
-REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds_since() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION hlculid_horizon_holds_since() TO pg_monitor;
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_horizons
---   hlculid_cluster_horizon
---   hlculid_cluster_nodes
-
--- The cluster horizon kept by a background worker (0.6.0, src/horizon/cluster_worker.rs): what it knows
--- of every node of the Citus cluster, publisher ids shared by two nodes among it. One source for
--- the install script (through src/horizon/cluster_worker.rs) and the 0.5.0 -> 0.6.0 upgrade script.
-
-CREATE VIEW hlculid.hlculid_cluster_nodes AS
-SELECT n.nodeid, n.nodename, n.nodeport, n.publisher_id, n.started, n.answered, n.error,
-       n.shares_publisher_with, n.makes_ids
-FROM pg_catalog.hlculid_cluster_nodes() n;
-
-COMMENT ON FUNCTION hlculid_cluster_horizon(interval) IS 'on Citus: the cluster horizon its background worker keeps, the smallest horizon of every node once every distributed transaction that may still show an id below it has ended; NULL (08006 naming a node that does not answer) when the last one is older than max_wait; take it in one statement, read below it in the next';
-COMMENT ON FUNCTION hlculid_cluster_nodes() IS 'on Citus: every node as the cluster horizon''s worker last read it: publisher id, start, last answer, error, a node sharing its publisher id, whether this node makes ids';
-COMMENT ON VIEW hlculid.hlculid_cluster_nodes IS 'on Citus: every node as the cluster horizon''s worker last read it; two rows naming each other in shares_publisher_with share a publisher id, and the later of them makes no ids';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_horizons
 --   read_committed::hlculid_require_read_committed
+--   read_guard::hlculid_expect_reads
 
 -- The readers (0.4.0; all CREATE OR REPLACE since 0.6.0, so that the install script, through the
 -- module src/horizon/readers.rs after horizons.sql, and the upgrade scripts from 0.4.0 and 0.5.0,
@@ -2105,6 +2061,7 @@ DECLARE
     col_type regtype;
     col_num int2;
     base regtype;
+    q text;
 BEGIN
     SELECT t.typrelid::regclass INTO rel FROM pg_catalog.pg_type t
     WHERE t.oid = pg_catalog.pg_typeof($1) AND t.typrelid <> 0;
@@ -2159,14 +2116,19 @@ BEGIN
     -- no bound, or none above the position: no row can be read, and no shard is asked (0.6.0);
     -- the privileges the read needs are checked all the same (a whole row, as SELECT *), with
     -- a plan that reads nothing
+    -- each query read only if its name still gives the table when parsed (0.6.0: a schema's
+    -- owner could rename the schema in between and put her view in its place)
     IF $3 IS NULL OR ($2 IS NOT NULL AND $3 OPERATOR(pg_catalog.<=) $2) THEN
-        EXECUTE pg_catalog.format('SELECT t FROM %s t LIMIT 0', rel);
+        q := pg_catalog.format('SELECT t FROM %s t LIMIT 0', rel);
+        PERFORM pg_catalog.hlculid_expect_reads(rel::pg_catalog.oid, q);
+        EXECUTE q;
         RETURN;
     END IF;
-    RETURN QUERY EXECUTE pg_catalog.format(
+    q := pg_catalog.format(
         'SELECT * FROM %s t WHERE ($1 IS NULL OR t.%I OPERATOR(pg_catalog.>) $1) AND t.%I OPERATOR(pg_catalog.<) $2 ORDER BY t.%I USING OPERATOR(pg_catalog.<) LIMIT $3',
-        rel, $5, $5, $5)
-    USING $2, $3, $4;
+        rel, $5, $5, $5);
+    PERFORM pg_catalog.hlculid_expect_reads(rel::pg_catalog.oid, q);
+    RETURN QUERY EXECUTE q USING $2, $3, $4;
 END
 $fn$;
 
@@ -2223,49 +2185,6 @@ COMMENT ON FUNCTION hlculid_read_watermark(anyelement, hlculid, int4[], int4, na
 /* <begin connected objects> */
 -- requires:
 --   hlculid_readers
---   hlculid_horizon_holders
-
--- Who may see what holds the horizon back (0.5.0): hlculid_horizon_holds() shows other sessions'
--- pids and prepared transactions' xids with the ids they may have made, so, as pg_buffercache
--- does, it is revoked from PUBLIC and granted to pg_monitor (which the holders view needs too:
--- a view's functions run with the caller's rights). One source: the install script takes it
--- through src/horizon/published.rs, the 0.4.0 -> 0.5.0 upgrade script includes it. docs/security.md has
--- the grant sets for readers and publishers.
-REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION hlculid_horizon_holds() TO pg_monitor;
-GRANT SELECT ON hlculid.hlculid_horizon_holders TO pg_monitor;
--- Who may write hlculid.hlculid_horizons (0.5.0): no one but through hlculid_advance_horizon, a
--- SECURITY DEFINER function that keeps a row within hlculid.max_clock_skew of the clock and never
--- lowers it. A role with UPDATE on the table could set a row to the largest id and freeze every
--- watermark through it for good. No role but the table's owner keeps INSERT, UPDATE, DELETE or
--- TRUNCATE on it, PUBLIC included, whatever granted them (a default privilege, or 0.4.0's
--- docs/security.md, which told publishers to take INSERT and UPDATE); the function is granted to
--- the publishing roles (docs/security.md), and to no one by default.
-REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM PUBLIC;
-DO $writers$
-DECLARE
-    r record;
-BEGIN
-    FOR r IN
-        SELECT DISTINCT a.grantee
-        FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
-        WHERE c.oid OPERATOR(pg_catalog.=) 'hlculid.hlculid_horizons'::pg_catalog.regclass
-          AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
-          AND a.grantee OPERATOR(pg_catalog.<>) 0::pg_catalog.oid
-          AND a.privilege_type OPERATOR(pg_catalog.=) ANY
-              (ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']::pg_catalog.text[])
-    LOOP
-        EXECUTE pg_catalog.format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM %I CASCADE',
-                                  pg_catalog.pg_get_userbyid(r.grantee));
-    END LOOP;
-END
-$writers$;
-REVOKE EXECUTE ON FUNCTION hlculid_advance_horizon(int4, pg_catalog.hlculid) FROM PUBLIC;
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_readers
 --   hlculid_cluster
 
 -- The reader of one key's rows (0.6.0): a tenant's events on a table keyed (tenant_id, id), the
@@ -2293,6 +2212,7 @@ DECLARE
     id_num int2;
     base regtype;
     h pg_catalog.hlculid;
+    q text;
 BEGIN
     SELECT t.typrelid::regclass INTO rel FROM pg_catalog.pg_type t
     WHERE t.oid = pg_catalog.pg_typeof($1) AND t.typrelid <> 0;
@@ -2364,14 +2284,114 @@ BEGIN
     END IF;
     -- the key compared as the column's own type (format_type qualifies a type outside
     -- pg_catalog), so that Citus prunes to the key's shard
-    RETURN QUERY EXECUTE pg_catalog.format(
+    -- read only if its name still gives the table when parsed (src/horizon/read_guard.rs)
+    q := pg_catalog.format(
         'SELECT * FROM %s t WHERE t.%I OPERATOR(pg_catalog.=) $1::%s AND ($2 IS NULL OR t.%I OPERATOR(pg_catalog.>) $2) AND t.%I OPERATOR(pg_catalog.<) $3 ORDER BY t.%I USING OPERATOR(pg_catalog.<) LIMIT $4',
-        rel, $2, pg_catalog.format_type(key_type, NULL), $6, $6, $6)
-    USING $3, $4, h, $5;
+        rel, $2, pg_catalog.format_type(key_type, NULL), $6, $6, $6);
+    PERFORM pg_catalog.hlculid_expect_reads(rel::pg_catalog.oid, q);
+    RETURN QUERY EXECUTE q USING $3, $4, h, $5;
 END
 $fn$;
 
 COMMENT ON FUNCTION hlculid_read_key(anyelement, name, anycompatible, hlculid, int4, name) IS 'the next rows of one key (a tenant) after an id, below the horizon (the cluster''s on Citus), in id order: a reader of one tenant''s events that never misses a row, a router query on a table distributed by the key';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_horizons
+--   server::hlculid_horizon_holds_since
+
+-- What holds this server's horizon back, with what a DBA needs to end it (0.4.0; 0.6.0: `lag`
+-- and `since`). `lag` is how long the holder has held readers back: from when its transaction
+-- made its first id (hlculid_horizon_holds_since(), kept in the backend's slot and in the
+-- prepared transaction's hold), else from its PREPARE (a hold reloaded at a start keeps no time).
+-- 0.5.0 measured it from the time of `holds_at`, the clock's last value when the transaction
+-- began: on an idle server that is the last id made, seconds or hours before, and a transaction
+-- 0.5 s old showed a lag of that age. One source: the install script takes it through the
+-- module src/horizon/published.rs, the 0.5.0 -> 0.6.0 update includes it (CREATE OR REPLACE
+-- keeps the view's OID, grants and comment; `since` is a column added at the end).
+CREATE OR REPLACE VIEW hlculid.hlculid_horizon_holders AS
+SELECT h.pid,
+       a.xact_start,
+       a.state,
+       h.transaction AS prepared_xid,
+       p.gid,
+       h.holds_at,
+       pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) COALESCE(h.since, p.prepared) AS lag,
+       COALESCE(h.since, p.prepared) AS since
+FROM pg_catalog.hlculid_horizon_holds_since() h
+LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) h.pid
+LEFT JOIN pg_catalog.pg_prepared_xacts p
+       ON p.transaction::pg_catalog.text OPERATOR(pg_catalog.=) h.transaction::pg_catalog.text;
+
+COMMENT ON VIEW hlculid.hlculid_horizon_holders IS 'what holds this server''s horizon back: sessions and prepared transactions, since when (their first id), how long (lag)';
+COMMENT ON FUNCTION hlculid_horizon_holds_since() IS 'hlculid_horizon_holds() with since: when each holder''s transaction made its first id (NULL for a prepared transaction reloaded at a start)';
+-- As hlculid_horizon_holds() (horizon_grants.sql): other sessions' pids and xids, for pg_monitor.
+REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds_since() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION hlculid_horizon_holds_since() TO pg_monitor;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_readers
+--   hlculid_horizon_holders
+
+-- Who may see what holds the horizon back (0.5.0): hlculid_horizon_holds() shows other sessions'
+-- pids and prepared transactions' xids with the ids they may have made, so, as pg_buffercache
+-- does, it is revoked from PUBLIC and granted to pg_monitor (which the holders view needs too:
+-- a view's functions run with the caller's rights). One source: the install script takes it
+-- through src/horizon/published.rs, the 0.4.0 -> 0.5.0 upgrade script includes it. docs/security.md has
+-- the grant sets for readers and publishers.
+REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION hlculid_horizon_holds() TO pg_monitor;
+GRANT SELECT ON hlculid.hlculid_horizon_holders TO pg_monitor;
+-- Who may write hlculid.hlculid_horizons (0.5.0): no one but through hlculid_advance_horizon, a
+-- SECURITY DEFINER function that keeps a row within hlculid.max_clock_skew of the clock and never
+-- lowers it. A role with UPDATE on the table could set a row to the largest id and freeze every
+-- watermark through it for good. No role but the table's owner keeps INSERT, UPDATE, DELETE or
+-- TRUNCATE on it, PUBLIC included, whatever granted them (a default privilege, or 0.4.0's
+-- docs/security.md, which told publishers to take INSERT and UPDATE); the function is granted to
+-- the publishing roles (docs/security.md), and to no one by default.
+REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM PUBLIC;
+DO $writers$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN
+        SELECT DISTINCT a.grantee
+        FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+        WHERE c.oid OPERATOR(pg_catalog.=) 'hlculid.hlculid_horizons'::pg_catalog.regclass
+          AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
+          AND a.grantee OPERATOR(pg_catalog.<>) 0::pg_catalog.oid
+          AND a.privilege_type OPERATOR(pg_catalog.=) ANY
+              (ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']::pg_catalog.text[])
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM %I CASCADE',
+                                  pg_catalog.pg_get_userbyid(r.grantee));
+    END LOOP;
+END
+$writers$;
+REVOKE EXECUTE ON FUNCTION hlculid_advance_horizon(int4, pg_catalog.hlculid) FROM PUBLIC;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_horizons
+--   hlculid_cluster_horizon
+--   hlculid_cluster_nodes
+
+-- The cluster horizon kept by a background worker (0.6.0, src/horizon/cluster_worker.rs): what it knows
+-- of every node of the Citus cluster, publisher ids shared by two nodes among it. One source for
+-- the install script (through src/horizon/cluster_worker.rs) and the 0.5.0 -> 0.6.0 upgrade script.
+
+CREATE VIEW hlculid.hlculid_cluster_nodes AS
+SELECT n.nodeid, n.nodename, n.nodeport, n.publisher_id, n.started, n.answered, n.error,
+       n.shares_publisher_with, n.makes_ids
+FROM pg_catalog.hlculid_cluster_nodes() n;
+
+COMMENT ON FUNCTION hlculid_cluster_horizon(interval) IS 'on Citus: the cluster horizon its background worker keeps, the smallest horizon of every node once every distributed transaction that may still show an id below it has ended; NULL (08006 naming a node that does not answer) when the last one is older than max_wait; take it in one statement, read below it in the next';
+COMMENT ON FUNCTION hlculid_cluster_nodes() IS 'on Citus: every node as the cluster horizon''s worker last read it: publisher id, start, last answer, error, a node sharing its publisher id, whether this node makes ids';
+COMMENT ON VIEW hlculid.hlculid_cluster_nodes IS 'on Citus: every node as the cluster horizon''s worker last read it; two rows naming each other in shares_publisher_with share a publisher id, and the later of them makes no ids';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -2753,6 +2773,7 @@ DECLARE
     due pg_catalog.hlculid[];
     h pg_catalog.hlculid;
     more int4;
+    q text;
 BEGIN
     -- the readers' one READ COMMITTED rule (src/horizon/read_committed.rs), naming this reader
     PERFORM pg_catalog.hlculid_require_read_committed('hlculid_consume');
@@ -2801,10 +2822,12 @@ BEGIN
     IF pg_catalog.cardinality(due) OPERATOR(pg_catalog.>) 0 THEN
         UPDATE hlculid.hlculid_consumer_retries r SET delivered_in = pg_catalog.pg_current_xact_id()
         WHERE r.owner OPERATOR(pg_catalog.=) c.owner AND r.consumer OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) ANY (due);
-        RETURN QUERY EXECUTE pg_catalog.format(
+        -- read only if its name still gives the table when parsed (src/horizon/read_guard.rs)
+        q := pg_catalog.format(
             'SELECT t.* FROM %s t JOIN pg_catalog.unnest($1) WITH ORDINALITY d(id, n) ON t.%I OPERATOR(pg_catalog.=) d.id ORDER BY d.n',
-            c.relation, c.id_column)
-        USING due;
+            c.relation, c.id_column);
+        PERFORM pg_catalog.hlculid_expect_reads(c.relation::pg_catalog.oid, q);
+        RETURN QUERY EXECUTE q USING due;
     END IF;
     more := $3 OPERATOR(pg_catalog.-) pg_catalog.cardinality(due);
     IF more OPERATOR(pg_catalog.<=) 0 THEN

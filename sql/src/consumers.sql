@@ -243,6 +243,7 @@ DECLARE
     due pg_catalog.hlculid[];
     h pg_catalog.hlculid;
     more int4;
+    q text;
 BEGIN
     -- the readers' one READ COMMITTED rule (src/horizon/read_committed.rs), naming this reader
     PERFORM pg_catalog.hlculid_require_read_committed('hlculid_consume');
@@ -291,10 +292,12 @@ BEGIN
     IF pg_catalog.cardinality(due) OPERATOR(pg_catalog.>) 0 THEN
         UPDATE hlculid.hlculid_consumer_retries r SET delivered_in = pg_catalog.pg_current_xact_id()
         WHERE r.owner OPERATOR(pg_catalog.=) c.owner AND r.consumer OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) ANY (due);
-        RETURN QUERY EXECUTE pg_catalog.format(
+        -- read only if its name still gives the table when parsed (src/horizon/read_guard.rs)
+        q := pg_catalog.format(
             'SELECT t.* FROM %s t JOIN pg_catalog.unnest($1) WITH ORDINALITY d(id, n) ON t.%I OPERATOR(pg_catalog.=) d.id ORDER BY d.n',
-            c.relation, c.id_column)
-        USING due;
+            c.relation, c.id_column);
+        PERFORM pg_catalog.hlculid_expect_reads(c.relation::pg_catalog.oid, q);
+        RETURN QUERY EXECUTE q USING due;
     END IF;
     more := $3 OPERATOR(pg_catalog.-) pg_catalog.cardinality(due);
     IF more OPERATOR(pg_catalog.<=) 0 THEN

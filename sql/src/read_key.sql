@@ -23,6 +23,7 @@ DECLARE
     id_num int2;
     base regtype;
     h pg_catalog.hlculid;
+    q text;
 BEGIN
     SELECT t.typrelid::regclass INTO rel FROM pg_catalog.pg_type t
     WHERE t.oid = pg_catalog.pg_typeof($1) AND t.typrelid <> 0;
@@ -94,10 +95,12 @@ BEGIN
     END IF;
     -- the key compared as the column's own type (format_type qualifies a type outside
     -- pg_catalog), so that Citus prunes to the key's shard
-    RETURN QUERY EXECUTE pg_catalog.format(
+    -- read only if its name still gives the table when parsed (src/horizon/read_guard.rs)
+    q := pg_catalog.format(
         'SELECT * FROM %s t WHERE t.%I OPERATOR(pg_catalog.=) $1::%s AND ($2 IS NULL OR t.%I OPERATOR(pg_catalog.>) $2) AND t.%I OPERATOR(pg_catalog.<) $3 ORDER BY t.%I USING OPERATOR(pg_catalog.<) LIMIT $4',
-        rel, $2, pg_catalog.format_type(key_type, NULL), $6, $6, $6)
-    USING $3, $4, h, $5;
+        rel, $2, pg_catalog.format_type(key_type, NULL), $6, $6, $6);
+    PERFORM pg_catalog.hlculid_expect_reads(rel::pg_catalog.oid, q);
+    RETURN QUERY EXECUTE q USING $3, $4, h, $5;
 END
 $fn$;
 

@@ -92,6 +92,7 @@ DECLARE
     col_type regtype;
     col_num int2;
     base regtype;
+    q text;
 BEGIN
     SELECT t.typrelid::regclass INTO rel FROM pg_catalog.pg_type t
     WHERE t.oid = pg_catalog.pg_typeof($1) AND t.typrelid <> 0;
@@ -146,14 +147,19 @@ BEGIN
     -- no bound, or none above the position: no row can be read, and no shard is asked (0.6.0);
     -- the privileges the read needs are checked all the same (a whole row, as SELECT *), with
     -- a plan that reads nothing
+    -- each query read only if its name still gives the table when parsed (0.6.0: a schema's
+    -- owner could rename the schema in between and put her view in its place)
     IF $3 IS NULL OR ($2 IS NOT NULL AND $3 OPERATOR(pg_catalog.<=) $2) THEN
-        EXECUTE pg_catalog.format('SELECT t FROM %s t LIMIT 0', rel);
+        q := pg_catalog.format('SELECT t FROM %s t LIMIT 0', rel);
+        PERFORM pg_catalog.hlculid_expect_reads(rel::pg_catalog.oid, q);
+        EXECUTE q;
         RETURN;
     END IF;
-    RETURN QUERY EXECUTE pg_catalog.format(
+    q := pg_catalog.format(
         'SELECT * FROM %s t WHERE ($1 IS NULL OR t.%I OPERATOR(pg_catalog.>) $1) AND t.%I OPERATOR(pg_catalog.<) $2 ORDER BY t.%I USING OPERATOR(pg_catalog.<) LIMIT $3',
-        rel, $5, $5, $5)
-    USING $2, $3, $4;
+        rel, $5, $5, $5);
+    PERFORM pg_catalog.hlculid_expect_reads(rel::pg_catalog.oid, q);
+    RETURN QUERY EXECUTE q USING $2, $3, $4;
 END
 $fn$;
 

@@ -12,6 +12,7 @@ extension_sql_file!(
     name = "hlculid_readers",
     requires = [
         "hlculid_horizons",
-        read_committed::hlculid_require_read_committed
+        read_committed::hlculid_require_read_committed,
+        read_guard::hlculid_expect_reads
     ],
 );

@@ -691,6 +691,78 @@ def test_a_wait_keeps_reading_its_own_table_when_the_owner_swaps_the_schema_unde
         c.sql("DROP TABLE public.vev", dbname="app")
 
 
+def test_a_reader_reads_no_relation_put_in_its_tables_place_between_naming_and_parsing(hostile):
+    """A finding of the 0.6.0 review, measured: the readers name the table from its OID
+    (`format('%s', rel)`) and EXECUTE parses that name; mallory, owning `public`, swapping it
+    with a schema of hers holding a view of the same name over and over, made a superuser's
+    `hlculid_read` read her view, running her function as the superuser, within ten calls. Now
+    the parse of each reader's query is checked (src/horizon/read_guard.rs): one that names
+    another relation raises 42P01 before anything of it runs. The swap is hit (the guard's
+    error is seen) and nothing of mallory's runs."""
+    import threading
+    c = hostile
+    c.sql("CREATE TABLE public.rev (id pg_catalog.hlculid PRIMARY KEY DEFAULT pg_catalog.hlculid_generate(), n int4);"
+          "INSERT INTO public.rev (n) SELECT g FROM pg_catalog.generate_series(1, 10) g", dbname="app")
+    c.sql("SELECT pg_catalog.hlculid_consumer_create('swapped', 'public.rev')", dbname="app")
+    with c.connect(user="mallory", dbname="app") as m:
+        m.execute("""
+            CREATE SCHEMA loot; CREATE SEQUENCE loot.ran; GRANT USAGE ON SCHEMA loot TO PUBLIC;
+            GRANT USAGE ON SEQUENCE loot.ran TO PUBLIC;
+            CREATE SCHEMA swap; GRANT USAGE ON SCHEMA swap TO PUBLIC;
+            CREATE FUNCTION swap.code() RETURNS boolean LANGUAGE plpgsql AS $f$
+            BEGIN
+                PERFORM pg_catalog.nextval('loot.ran');  -- kept when the reader's transaction rolls back
+                RETURN true;
+            END $f$;
+            CREATE VIEW swap.rev AS SELECT x.id, 0::int4 AS n
+                FROM (VALUES (pg_catalog.hlculid_min(pg_catalog.now() OPERATOR(pg_catalog.-) pg_catalog.make_interval(hours => 1)))) x(id)
+                WHERE swap.code()""")
+    stop = threading.Event()
+    seen = {"calls": 0, "guard": 0}
+
+    def ran_code():
+        return c.sql("SELECT is_called FROM loot.ran", dbname="app")[0][0]
+
+    def victim(call):
+        with c.connect(dbname="app") as v:
+            v.execute("SET search_path = pg_catalog, pg_temp")
+            while not stop.is_set():
+                try:
+                    with v.transaction():
+                        v.execute(call).fetchall()
+                        raise psycopg.Rollback()  # a consumer's position stays
+                except psycopg.Error as e:
+                    if "no longer the relation its name gives" in str(e):
+                        assert e.sqlstate == "42P01"
+                        seen["guard"] += 1
+                seen["calls"] += 1
+
+    victims = [threading.Thread(target=victim, args=(call,)) for call in (
+        "SELECT count(*) FROM hlculid_read(NULL::public.rev, NULL, 5)",
+        "SELECT count(*) FROM hlculid_consume('swapped', NULL::public.rev, 5)")]
+    try:
+        for t in victims:
+            t.start()
+        t0 = time.monotonic()
+        with c.connect(user="mallory", dbname="app") as m:
+            m.execute("SET synchronous_commit = off")
+            while time.monotonic() - t0 < 4 and not ran_code():
+                m.execute("ALTER SCHEMA public RENAME TO old; ALTER SCHEMA swap RENAME TO public")
+                m.execute("ALTER SCHEMA public RENAME TO swap; ALTER SCHEMA old RENAME TO public")
+    finally:
+        stop.set()
+        for t in victims:
+            t.join(10)
+    try:
+        assert not ran_code(), f"a reader ran the code of mallory's view as the caller ({seen})"
+        assert seen["guard"] > 0, seen  # the swap was hit between naming and parsing
+    finally:
+        with c.connect(user="mallory", dbname="app") as m:
+            m.execute("DROP SCHEMA swap, loot CASCADE")
+        c.sql("SELECT pg_catalog.hlculid_consumer_drop('swapped')", dbname="app")
+        c.sql("DROP TABLE public.rev", dbname="app")
+
+
 LEFTOVERS = """
 CREATE TABLE public.lev (id pg_catalog.hlculid NOT NULL, n int4) PARTITION BY RANGE (id);
 CREATE TABLE public.lev_default PARTITION OF public.lev DEFAULT;

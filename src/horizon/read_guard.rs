@@ -1,0 +1,131 @@
+//! The readers' guard against a table's name meaning another relation by the time their query
+//! is parsed (0.6.0's third review). A reader builds its query from the table's OID
+//! (`format('%s', rel)`) and PL/pgSQL's `EXECUTE` parses it: between the two, a schema's owner
+//! who renames that schema and puts a view or table of the same name in its place makes the
+//! query read hers, running her code as the reader (measured: within milliseconds, a superuser's
+//! `hlculid_read` ran it). No lock stops a schema's rename, so the check is on what was parsed:
+//! `hlculid_expect_reads(rel, query)` arms it for the query's text, and the parse-analysis hook,
+//! given that text, raises unless every relation the query names is the table or one of the
+//! catalogs' or hlculid's own (schemas only superusers own). The hook runs after analysis,
+//! before rewriting, planning or execution: nothing of the relation's has run. Armed per backend,
+//! disarmed by the next arming or at the transaction's end.
+
+use crate::base::errors::{Condition, UserError};
+use pgrx::prelude::*;
+use std::cell::RefCell;
+use std::ffi::{CStr, CString};
+
+/// The query text armed and the table it may read.
+struct Armed {
+    query: CString,
+    relation: pg_sys::Oid,
+}
+
+thread_local! {
+    static ARMED: RefCell<Option<Armed>> = const { RefCell::new(None) };
+}
+
+static mut PREVIOUS: pg_sys::post_parse_analyze_hook_type = None;
+static mut INSTALLED: bool = false;
+
+/// SQL `hlculid_expect_reads(rel, query)`: the next parse of `query` in this transaction raises
+/// unless every relation it names is `rel` or one of pg_catalog's or hlculid's.
+#[pg_extern(volatile, parallel_unsafe)]
+fn hlculid_expect_reads(rel: Option<pg_sys::Oid>, query: Option<&str>) {
+    install();
+    let armed = match (rel, query.and_then(|q| CString::new(q).ok())) {
+        (Some(relation), Some(query)) => Some(Armed { query, relation }),
+        _ => None,
+    };
+    ARMED.with(|a| *a.borrow_mut() = armed);
+}
+
+/// Installs the hook in this backend, once (the library may not be preloaded).
+fn install() {
+    // SAFETY: a backend has one thread; the hook chain is PostgreSQL's own global, saved and
+    // extended once, as every extension that hooks parse analysis does; the transaction
+    // callback is registered once with no argument.
+    unsafe {
+        if INSTALLED {
+            return;
+        }
+        INSTALLED = true;
+        PREVIOUS = pg_sys::post_parse_analyze_hook;
+        pg_sys::post_parse_analyze_hook = Some(after_analysis);
+        pg_sys::RegisterXactCallback(Some(at_transaction_end), std::ptr::null_mut());
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn at_transaction_end(
+    event: pg_sys::XactEvent::Type,
+    _arg: *mut core::ffi::c_void,
+) {
+    if matches!(
+        event,
+        pg_sys::XactEvent::XACT_EVENT_COMMIT
+            | pg_sys::XactEvent::XACT_EVENT_ABORT
+            | pg_sys::XactEvent::XACT_EVENT_PARALLEL_COMMIT
+            | pg_sys::XactEvent::XACT_EVENT_PARALLEL_ABORT
+            | pg_sys::XactEvent::XACT_EVENT_PREPARE
+    ) {
+        ARMED.with(|a| *a.borrow_mut() = None);
+    }
+}
+
+#[pg_guard]
+unsafe extern "C-unwind" fn after_analysis(
+    pstate: *mut pg_sys::ParseState,
+    query: *mut pg_sys::Query,
+    jstate: *mut pg_sys::JumbleState,
+) {
+    // SAFETY: the hook's arguments as PostgreSQL passes them (valid for the call); the previous
+    // hook is called as PostgreSQL would; the relation list is a fresh list of OID cells.
+    unsafe {
+        if let Some(previous) = PREVIOUS {
+            previous(pstate, query, jstate);
+        }
+        if pstate.is_null() || query.is_null() || (*pstate).p_sourcetext.is_null() {
+            return;
+        }
+        let Some(relation) = ARMED.with(|a| {
+            a.borrow()
+                .as_ref()
+                .filter(|a| a.query.as_c_str() == CStr::from_ptr((*pstate).p_sourcetext))
+                .map(|a| a.relation)
+        }) else {
+            return;
+        };
+        let mut rels: *mut pg_sys::List = std::ptr::null_mut();
+        let mut items: *mut pg_sys::List = std::ptr::null_mut();
+        let mut row_security = false;
+        // every relation the query names, at every level (views not yet expanded)
+        pg_sys::extract_query_dependencies(
+            query as *mut pg_sys::Node,
+            &mut rels,
+            &mut items,
+            &mut row_security,
+        );
+        let ours = [
+            pg_sys::Oid::from(pg_sys::PG_CATALOG_NAMESPACE),
+            pg_sys::get_namespace_oid(c"hlculid".as_ptr(), true),
+        ];
+        let n = if rels.is_null() { 0 } else { (*rels).length };
+        for i in 0..n as usize {
+            let oid = (*(*rels).elements.add(i)).oid_value;
+            if oid != relation && !ours.contains(&pg_sys::get_rel_namespace(oid)) {
+                ARMED.with(|a| *a.borrow_mut() = None);
+                UserError::new(
+                    Condition::UndefinedTable,
+                    "the table to read is no longer the relation its name gives",
+                )
+                .detail(
+                    "Its name now gives another relation: the table's schema was renamed, and \
+                     another relation put in its place, after the table was named.",
+                )
+                .hint("Read again: the name is taken anew from the table.")
+                .raise()
+            }
+        }
+    }
+}
