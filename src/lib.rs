@@ -41,6 +41,7 @@
 //! | | `publisher` | the workers writing this server's row |
 //! | | `readers` | `hlculid_watermark` and the readers (`hlculid_read*`) |
 //! | | `read_committed` | the one READ COMMITTED rule of the horizon, watermark and readers (`hlculid_require_read_committed`) |
+//! | | `read_guard` | the readers' check that a query built from a table's name reads that table when parsed (`hlculid_expect_reads`) |
 //! | | `cluster` | readers on Citus: which tables Citus manages, what is pending |
 //! | | `cluster_worker` | the Citus cluster horizon kept by a background worker; publisher ids checked across the nodes |
 //! | | `wait` | waiting for rows on shared memory (`hlculid_wait`, `hlculid_consumer_wait`), woken as transactions that made ids end |

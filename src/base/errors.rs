@@ -163,7 +163,7 @@ pub const CONDITIONS: &[ConditionInfo] = &[
     info(Condition::NotTableOwner, "42501", "insufficient_privilege",
         "`hlculid_create_partitions`, `hlculid_drop_partitions` and `hlculid_backfill` called by a role that is neither the table's owner, a member of the owner's role, nor a superuser: they run the table's code as its owner; or when that code left something in the caller's session (an object in its temporary schema, an open cursor), which the error undoes; `hlculid_wake_waiters_at_commit` by a role without SELECT on the table"),
     info(Condition::UndefinedTable, "42P01", "undefined_table",
-        "a partition or backfill helper given a table OID (`12345::regclass`) that names no table"),
+        "a partition or backfill helper given a table OID (`12345::regclass`) that names no table; a reader (`hlculid_read`, `hlculid_read_below`, `hlculid_read_key`, `hlculid_consume`) or a wait whose table's name gave another relation when its query was parsed (its schema renamed and another relation put in its place): nothing of that relation runs"),
     info(Condition::NullArgument, "22004", "null_value_not_allowed",
         "`hlculid_wait` and `hlculid_consumer_wait` with a NULL timeout, `hlculid_consumer_wait` with a NULL consumer"),
     info(Condition::UndefinedConsumer, "42704", "undefined_object",

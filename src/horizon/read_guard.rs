@@ -32,12 +32,20 @@ static mut INSTALLED: bool = false;
 /// unless every relation it names is `rel` or one of pg_catalog's or hlculid's.
 #[pg_extern(volatile, parallel_unsafe)]
 fn hlculid_expect_reads(rel: Option<pg_sys::Oid>, query: Option<&str>) {
+    match (rel, query.and_then(|q| CString::new(q).ok())) {
+        (Some(relation), Some(query)) => arm(relation, query),
+        _ => disarm(),
+    }
+}
+
+/// Arms the check for `query` (the waits' re-checks, built in Rust, as the readers' SQL does).
+pub fn arm(relation: pg_sys::Oid, query: CString) {
     install();
-    let armed = match (rel, query.and_then(|q| CString::new(q).ok())) {
-        (Some(relation), Some(query)) => Some(Armed { query, relation }),
-        _ => None,
-    };
-    ARMED.with(|a| *a.borrow_mut() = armed);
+    ARMED.with(|a| *a.borrow_mut() = Some(Armed { query, relation }));
+}
+
+pub fn disarm() {
+    ARMED.with(|a| *a.borrow_mut() = None);
 }
 
 /// Installs the hook in this backend, once (the library may not be preloaded).
@@ -83,7 +91,8 @@ unsafe extern "C-unwind" fn after_analysis(
     // hook is called as PostgreSQL would; the relation list is a fresh list of OID cells.
     unsafe {
         if let Some(previous) = PREVIOUS {
-            previous(pstate, query, jstate);
+            // another extension's hook (pg_stat_statements) may raise: across the boundary
+            pg_sys::ffi::pg_guard_ffi_boundary(|| previous(pstate, query, jstate));
         }
         if pstate.is_null() || query.is_null() || (*pstate).p_sourcetext.is_null() {
             return;
@@ -114,7 +123,7 @@ unsafe extern "C-unwind" fn after_analysis(
         for i in 0..n as usize {
             let oid = (*(*rels).elements.add(i)).oid_value;
             if oid != relation && !ours.contains(&pg_sys::get_rel_namespace(oid)) {
-                ARMED.with(|a| *a.borrow_mut() = None);
+                disarm();
                 UserError::new(
                     Condition::UndefinedTable,
                     "the table to read is no longer the relation its name gives",

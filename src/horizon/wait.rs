@@ -654,44 +654,22 @@ struct FirstRow {
 
 /// Runs `sql` and returns its first row's first `ncols` by-value columns (and its first as text
 /// when `text`), copied out before SPI_finish. `read_only` false: a new snapshot (READ COMMITTED
-/// takes one per statement, and no transaction id is assigned for it). With `allowed`, `sql` is
-/// parsed first and run only if every relation it reads (its views and row-security policies
-/// expanded: the plan's `relationOids`) is among them: None, and nothing run, otherwise.
-fn first_row(
-    sql: &CStr,
-    args: &[Arg],
-    read_only: bool,
-    allowed: Option<&[pg_sys::Oid]>,
-    ncols: usize,
-    text: bool,
-) -> Option<FirstRow> {
+/// takes one per statement, and no transaction id is assigned for it).
+fn first_row(sql: &CStr, args: &[Arg], read_only: bool, ncols: usize, text: bool) -> FirstRow {
     let (mut types, mut values, nulls) = spi_params(args);
-    // SAFETY: SPI's protocol, within the function's call; the arrays live across the calls; the
-    // plan sources' lists are read while SPI (whose memory holds them) is connected; the
+    // SAFETY: SPI's protocol, within the function's call; the arrays live across the call; the
     // columns read are by-value or copied into Rust Strings before SPI_finish.
     unsafe {
         pg_sys::SPI_connect();
-        let rc = match allowed {
-            None => pg_sys::SPI_execute_with_args(
-                sql.as_ptr(),
-                args.len() as _,
-                types.as_mut_ptr(),
-                values.as_mut_ptr(),
-                nulls.as_ptr(),
-                read_only,
-                1,
-            ),
-            Some(allowed) => {
-                // parsed, analysed and rewritten, not planned: nothing of the relations' ran yet,
-                // and no invalidation is taken in before the run (their locks are held)
-                let plan = pg_sys::SPI_prepare(sql.as_ptr(), args.len() as _, types.as_mut_ptr());
-                if plan.is_null() || !reads_only(plan, allowed) {
-                    pg_sys::SPI_finish();
-                    return None;
-                }
-                pg_sys::SPI_execute_plan(plan, values.as_mut_ptr(), nulls.as_ptr(), read_only, 1)
-            }
-        };
+        let rc = pg_sys::SPI_execute_with_args(
+            sql.as_ptr(),
+            args.len() as _,
+            types.as_mut_ptr(),
+            values.as_mut_ptr(),
+            nulls.as_ptr(),
+            read_only,
+            1,
+        );
         let mut out = FirstRow {
             datums: vec![None; ncols],
             text: None,
@@ -711,133 +689,55 @@ fn first_row(
             }
         }
         pg_sys::SPI_finish();
-        Some(out)
-    }
-}
-
-/// Whether every relation `plan`'s statements read is in `allowed`.
-///
-/// # Safety
-/// A plan SPI_prepare gave, SPI still connected.
-unsafe fn reads_only(plan: pg_sys::SPIPlanPtr, allowed: &[pg_sys::Oid]) -> bool {
-    // SAFETY: the caller's; the lists are PostgreSQL's (pointer cells for the plan sources, OID
-    // cells for relationOids), read within their lengths.
-    unsafe {
-        let sources = pg_sys::SPI_plan_get_plan_sources(plan);
-        if sources.is_null() {
-            return false;
-        }
-        (0..(*sources).length as usize).all(|i| {
-            let source = (*(*sources).elements.add(i)).ptr_value as *mut pg_sys::CachedPlanSource;
-            let rels = (*source).relationOids;
-            rels.is_null()
-                || (0..(*rels).length as usize)
-                    .all(|j| allowed.contains(&(*(*rels).elements.add(j)).oid_value))
-        })
+        out
     }
 }
 
 /// Runs `sql` with a new snapshot and returns the first row's by-value columns.
 fn fresh_query(sql: &CStr, args: &[Arg], ncols: usize) -> Vec<Option<pg_sys::Datum>> {
-    first_row(sql, args, false, None, ncols, false).map_or_else(|| vec![None; ncols], |r| r.datums)
+    first_row(sql, args, false, ncols, false).datums
 }
 
 /// The first row's first column as text: with a new snapshot as [`fresh_query`] when
 /// `new_snapshot`, else read-only in the caller's.
 fn query_text(sql: &CStr, args: &[Arg], new_snapshot: bool) -> Option<String> {
-    first_row(sql, args, !new_snapshot, None, 0, true).and_then(|r| r.text)
+    first_row(sql, args, !new_snapshot, 0, true).text
 }
 
-/// A query that names a user's table, built from the table's OID (`build`), and run only while
-/// that name still means the table: each run parses it anew and refuses it when it would read a
-/// relation other than the table, those its views and row-security policies read, and
-/// `also`'s (a schema's owner who renames the schema and puts a view of that name in its
-/// place would run their code as the waiter otherwise). Refused, the name is built again from
-/// the OID (a rename moves it) and tried once more; refused again: 42P01.
+/// A query that names a user's table, built from the table's OID (`build`) at each run, and
+/// run only if, when parsed, every relation it names is the table (or pg_catalog's, hlculid's):
+/// the readers' guard (src/horizon/read_guard.rs). A schema's owner who renames the schema and
+/// puts a view of that name in its place would run her code as the waiter otherwise; a rename
+/// alone moves the name, which the next build takes.
 struct PinnedQuery {
-    sql: CString,
-    seeds: Vec<pg_sys::Oid>,
-    allowed: Vec<pg_sys::Oid>,
+    relation: pg_sys::Oid,
     build: Box<dyn Fn() -> Option<CString>>,
 }
 
 impl PinnedQuery {
-    /// `relation`'s query as `build` makes it (None: no such table now), reading `also` too.
-    fn new(
-        relation: pg_sys::Oid,
-        also: &[pg_sys::Oid],
-        build: impl Fn() -> Option<CString> + 'static,
-    ) -> Option<Self> {
-        let sql = build()?;
-        let mut seeds = vec![relation];
-        seeds.extend_from_slice(also);
-        let allowed = reads_of(&seeds);
+    /// `relation`'s query as `build` makes it (None: no such table now).
+    fn new(relation: pg_sys::Oid, build: impl Fn() -> Option<CString> + 'static) -> Option<Self> {
+        build()?;
         Some(PinnedQuery {
-            sql,
-            seeds,
-            allowed,
+            relation,
             build: Box::new(build),
         })
     }
 
     /// The first row, with a new snapshot.
-    fn run(&mut self, args: &[Arg], ncols: usize, text: bool) -> FirstRow {
-        if let Some(row) = first_row(&self.sql, args, false, Some(&self.allowed), ncols, text) {
-            return row;
-        }
-        if let Some(sql) = (self.build)() {
-            self.sql = sql;
-            self.allowed = reads_of(&self.seeds);
-            if let Some(row) = first_row(&self.sql, args, false, Some(&self.allowed), ncols, text) {
-                return row;
-            }
-        }
-        UserError::new(
-            Condition::UndefinedTable,
-            "the table being waited on is no longer the relation its name gives",
-        )
-        .detail(format!(
-            "The query {:?} would read another relation: the table's schema was renamed or replaced while the wait ran.",
-            self.sql
-        ))
-        .hint("Wait again: the table's name is looked up anew.")
-        .raise()
+    fn run(&self, args: &[Arg], ncols: usize, text: bool) -> FirstRow {
+        let Some(sql) = (self.build)() else {
+            UserError::new(
+                Condition::UndefinedTable,
+                "the table being waited on no longer exists",
+            )
+            .raise()
+        };
+        crate::horizon::read_guard::arm(self.relation, sql.clone());
+        let row = first_row(&sql, args, false, ncols, text);
+        crate::horizon::read_guard::disarm();
+        row
     }
-}
-
-/// The relations a query of `seeds` may read: them, and what their views' rules and
-/// row-security policies read, recursively.
-fn reads_of(seeds: &[pg_sys::Oid]) -> Vec<pg_sys::Oid> {
-    let list = seeds
-        .iter()
-        .map(|o| o.to_u32().to_string())
-        .collect::<Vec<_>>()
-        .join(",");
-    let text = query_text(
-        &CString::new(format!(
-            "WITH RECURSIVE reads(rel) AS ( \
-                 SELECT pg_catalog.unnest('{{{list}}}'::pg_catalog.oid[]) \
-               UNION \
-                 SELECT d.refobjid FROM reads \
-                 JOIN (SELECT p.polrelid AS rel, 'pg_catalog.pg_policy'::pg_catalog.regclass::pg_catalog.oid AS cls, p.oid AS obj \
-                         FROM pg_catalog.pg_policy p \
-                       UNION ALL \
-                       SELECT r.ev_class, 'pg_catalog.pg_rewrite'::pg_catalog.regclass::pg_catalog.oid, r.oid \
-                         FROM pg_catalog.pg_rewrite r) o ON o.rel OPERATOR(pg_catalog.=) reads.rel \
-                 JOIN pg_catalog.pg_depend d ON d.classid OPERATOR(pg_catalog.=) o.cls \
-                  AND d.objid OPERATOR(pg_catalog.=) o.obj \
-                  AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass::pg_catalog.oid) \
-             SELECT pg_catalog.array_to_string(pg_catalog.array_agg(reads.rel), ',') FROM reads"
-        ))
-        .unwrap_or_default(),
-        &[],
-        true,
-    )
-    .unwrap_or_default();
-    text.split(',')
-        .filter_map(|o| o.parse::<u32>().ok())
-        .map(pg_sys::Oid::from)
-        .collect()
 }
 
 /// The table of `row_type` and `id_column`, quoted for a query's text: `"schema"."table"`,
@@ -892,7 +792,7 @@ fn split_last_unquoted_space(s: &str) -> Option<usize> {
 /// two-statement rule).
 fn fast_check_query(row_type: pg_sys::Oid, id_column: &str) -> Option<PinnedQuery> {
     let id_column = id_column.to_owned();
-    PinnedQuery::new(relation_of(row_type)?, &[], move || {
+    PinnedQuery::new(relation_of(row_type)?, move || {
         fast_check_sql(row_type, &id_column)
     })
 }
@@ -930,7 +830,7 @@ const CONSUMER_CITUS_CHECKS: &str = "pg_catalog.num_nulls(pg_catalog.hlculid_clu
 /// multi-shard `ORDER BY .. LIMIT 1` (as `hlculid_read`'s, with no upper bound).
 fn first_after_query(row_type: pg_sys::Oid, id_column: &str) -> Option<PinnedQuery> {
     let id_column = id_column.to_owned();
-    PinnedQuery::new(relation_of(row_type)?, &[], move || {
+    PinnedQuery::new(relation_of(row_type)?, move || {
         first_after_sql(row_type, &id_column)
     })
 }
@@ -1023,15 +923,17 @@ fn citus_check(
     // None: no horizon a reader would be given now; the worker's next publication wakes us
     let Some((horizon, commits)) = crate::horizon::cluster_worker::for_waiter() else {
         let due = seen.as_ref().and_then(|s| s.due);
-        if due.is_some_and(|d| d <= now) {
+        // nothing read yet (no horizon since the wait began): its retries, at each wake-up
+        if seen.is_none() || due.is_some_and(|d| d <= now) {
             let found = retries();
             if found.ready {
                 return found;
             }
+            let next = found.due_in.map(|d| now + d);
             if let Some(s) = seen.as_mut() {
-                s.due = found.due_in.map(|d| now + d);
+                s.due = next;
             }
-            return not_ready(seen.as_ref().and_then(|s| s.due));
+            return not_ready(next);
         }
         return not_ready(due);
     };
@@ -1059,7 +961,7 @@ fn citus_check(
 }
 
 /// [`first_after_query`]'s id, read with a new snapshot.
-fn first_after(query: &mut PinnedQuery, after: Arg) -> Option<u128> {
+fn first_after(query: &PinnedQuery, after: Arg) -> Option<u128> {
     query
         .run(&[after], 0, true)
         .text
@@ -1379,7 +1281,7 @@ fn consumer_on_citus(
     consumer: &str,
     name: Arg,
     mine: &str,
-    query: &mut PinnedQuery,
+    query: &PinnedQuery,
     horizon: u128,
 ) -> (Found, Option<Option<u128>>, Option<u128>) {
     let found = consumer_found(
@@ -1451,9 +1353,12 @@ fn consumer_check(read: &str, hidden: &str, mine: &str) -> CString {
 /// The condition on `c` that finds the calling role's consumer `$1` as it is now (its table
 /// `row_type`'s, created when it was): [`MINE`], and its table and creation time once read.
 fn consumer_identity(name: Arg, row_type: pg_sys::Oid) -> String {
+    // as a number (seconds since 1970, exact to the microsecond): a timestamp's text follows
+    // DateStyle, TimeZone and timezone_abbreviations, which a database's owner may set
     let created = query_text(
         &CString::new(format!(
-            "SELECT c.created_at::pg_catalog.text FROM hlculid.hlculid_consumer_positions c WHERE {MINE}"
+            "SELECT EXTRACT(epoch FROM c.created_at)::pg_catalog.text \
+             FROM hlculid.hlculid_consumer_positions c WHERE {MINE}"
         ))
         .unwrap_or_default(),
         &[name],
@@ -1466,14 +1371,14 @@ fn consumer_identity(name: Arg, row_type: pg_sys::Oid) -> String {
             rel.to_u32()
         );
     }
-    // a timestamp's text in this session's DateStyle, which reads back as itself: digits,
-    // letters, blanks and punctuation without quotes or backslashes, else not compared
+    // a numeric literal: digits, a point, a sign; anything else is not compared
     if let Some(created) = created.filter(|t| {
-        t.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b" :+-./,".contains(&b))
+        !t.is_empty()
+            && t.bytes()
+                .all(|b| b.is_ascii_digit() || b == b'.' || b == b'-')
     }) {
         mine += &format!(
-            " AND c.created_at OPERATOR(pg_catalog.=) '{created}'::pg_catalog.timestamptz"
+            " AND EXTRACT(epoch FROM c.created_at) OPERATOR(pg_catalog.=) ({created})::pg_catalog.numeric"
         );
     }
     mine
@@ -1497,18 +1402,7 @@ fn consumer_column(name: &Arg, mine: &str) -> Option<String> {
 fn consumer_fast_read(row_type: pg_sys::Oid, name: &Arg, mine: &str) -> Option<PinnedQuery> {
     let id_column = consumer_column(name, mine)?;
     let mine = mine.to_owned();
-    let tables = fresh_query(
-        c"SELECT 'hlculid.hlculid_consumer_positions'::pg_catalog.regclass::pg_catalog.oid, \
-                 'hlculid.hlculid_consumer_retries'::pg_catalog.regclass::pg_catalog.oid",
-        &[],
-        2,
-    );
-    let also: Vec<pg_sys::Oid> = tables
-        .iter()
-        .flatten()
-        .map(|d| pg_sys::Oid::from(d.value() as u32))
-        .collect();
-    PinnedQuery::new(relation_of(row_type)?, &also, move || {
+    PinnedQuery::new(relation_of(row_type)?, move || {
         let (table, column) = quoted_names(row_type, &id_column)?;
         let after = format!(
             "SELECT FROM {table} t WHERE (c.position IS NULL OR t.{column} OPERATOR(pg_catalog.>) c.position)"

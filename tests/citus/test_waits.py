@@ -186,7 +186,8 @@ def test_a_consumer_gets_a_due_retry_while_the_cluster_horizon_is_held(citus):
     """A retry falls due while the worker publishes no horizon a reader may use (an idle
     distributed transaction holds it past the 10 s `max_wait`): hlculid_consume returns retries
     without a horizon, so the wait returns true when it falls due (it used to spin until its
-    timeout: the 0.6.0 review)."""
+    timeout: the 0.6.0 review), also when no horizon was published when the wait began (the
+    fourth review)."""
     co, (w1, _) = citus.coordinator, citus.workers
     make_table(co, "retry_waits")
     eventually(lambda: co.one("SELECT hlculid_cluster_horizon() IS NOT NULL"))
@@ -215,6 +216,18 @@ def test_a_consumer_gets_a_due_retry_while_the_cluster_horizon_is_held(citus):
         assert got.get("ok") is True, got
         assert got["at"] - due < 1.5, got["at"] - due
         assert co.one("SELECT hlculid_cluster_horizon() IS NULL")  # none a reader may use
+        # a wait that begins with no horizon published, and a retry due in a second
+        with co.connect(autocommit=False) as c:
+            assert [r[0] for r in c.execute("SELECT id::text FROM hlculid_consume('rw', NULL::retry_waits)")] == [row]
+            c.execute("SELECT hlculid_consume_retry('rw', %s::hlculid, '1 s')", (row,))
+            c.commit()
+        due = time.monotonic() + 1
+        got.clear()
+        t = threading.Thread(target=waiter)
+        t.start()
+        t.join(20)
+        assert got.get("ok") is True, got
+        assert got["at"] - due < 1.0, got["at"] - due
     finally:
         holder.rollback()
         holder.close()
