@@ -13,20 +13,19 @@ CREATE TYPE hlculid; -- shell, completed below once its I/O functions exist
 
 /* <begin connected objects> */
 
+CREATE FUNCTION hlculid_bigint_decode(id bigint,
+    OUT ts timestamptz, OUT counter int4, OUT publisher int4)
+RETURNS record
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+
 CREATE  FUNCTION "hlculid_generate_bigint"() RETURNS bigint /* i64 */
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_shell
-
-
-CREATE FUNCTION hlculid_out(v hlculid) RETURNS cstring
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_out_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -43,12 +42,13 @@ CREATE FUNCTION hlculid_send(v hlculid) RETURNS bytea
 /* </end connected objects> */
 
 /* <begin connected objects> */
+-- requires:
+--   hlculid_shell
 
-CREATE FUNCTION hlculid_bigint_decode(id bigint,
-    OUT ts timestamptz, OUT counter int4, OUT publisher int4)
-RETURNS record
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
+
+CREATE FUNCTION hlculid_out(v hlculid) RETURNS cstring
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_out_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -232,6 +232,16 @@ CREATE TYPE hlculid (
     STORAGE = plain
 );
 COMMENT ON TYPE hlculid IS '128-bit time-ordered id: 48-bit Unix ms, 16-bit hybrid logical clock counter, 16-bit publisher, 48 random bits';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_generate() RETURNS hlculid
+    STRICT VOLATILE PARALLEL RESTRICTED
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -759,155 +769,13 @@ COMMENT ON FUNCTION hlculid_drop_partitions_as_owner(regclass, timestamptz, bool
 --   hlculid_type
 
 
-CREATE FUNCTION hlculid_generate() RETURNS hlculid
-    STRICT VOLATILE PARALLEL RESTRICTED
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
 CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
     IMMUTABLE STRICT PARALLEL SAFE
     LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_from_uuid_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
-	"pid" INT,  /* Option < i32 > */
-	"transaction" bigint,  /* Option < i64 > */
-	"holds_at" hlculid  /* Hlculid */
-)
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_cluster_horizon"(
-	"max_wait" interval DEFAULT '10 s' /* Option < Interval > */
-) RETURNS hlculid /* Option < Hlculid > */
-VOLATILE PARALLEL UNSAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_cluster_horizon_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_counter"(
-	"id" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid /* Option < Hlculid > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash_extended"(
-	"v" hlculid, /* Hlculid */
-	"seed" bigint /* i64 */
-) RETURNS bigint /* i64 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid, /* Option < Hlculid > */
-	"allow_future" bool /* Option < bool > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_clock_recover
---   hlculid_clock_recover_allowing
-
-
-REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
-REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_parts"(
-	"ts" timestamp with time zone, /* TimestampWithTimeZone */
-	"counter" INT, /* i32 */
-	"publisher" INT, /* i32 */
-	"random" bigint /* i64 */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bigint"(
-	"id" bigint /* i64 */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 -- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_ge_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_ge_uuid_wrapper';
-
-CREATE OPERATOR >= (
-	PROCEDURE="hlculid_ge_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = <=,
-	NEGATOR = <,
-	RESTRICT = scalargesel,
-	JOIN = scalargejoinsel
-);
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_holds_since"() RETURNS TABLE (
-	"pid" INT,  /* Option < i32 > */
-	"transaction" bigint,  /* Option < i64 > */
-	"holds_at" hlculid,  /* Hlculid */
-	"since" timestamp with time zone  /* Option < TimestampWithTimeZone > */
-)
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_since_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -925,6 +793,7 @@ AS 'MODULE_PATHNAME', 'hlculid_backfill_ids_wrapper';
 -- requires:
 --   hlculid_type
 --   hlculid_backfill_ids
+--   base::read_guard::hlculid_expect_reads
 
 -- `hlculid_backfill`: fills the NULL ids of an existing table from a time column, in batches,
 -- each committed on its own, with a publisher id of the caller's (one reserved for backfills,
@@ -970,6 +839,7 @@ DECLARE
     order_key pg_catalog.text;
     held_q pg_catalog.text;
     busy_q pg_catalog.text;
+    q pg_catalog.text;
     has_index pg_catalog.bool;
     busy pg_catalog.bool := true;
     n_null pg_catalog.int8;
@@ -1076,13 +946,17 @@ BEGIN
     WHERE x.indrelid = tbl AND x.indisprimary AND a.attrelid = tbl;
     order_key := format('t.%I, ', ts_column) || coalesce(order_key, 't.tableoid, t.ctid');
 
-    -- rows that cannot get an id: refused before anything changes
-    EXECUTE format('SELECT count(*) FILTER (WHERE %1$I IS NULL),
-                           count(*) FILTER (WHERE %1$I IS NOT NULL AND NOT (%2$s)),
-                           min(%1$I) FILTER (WHERE NOT (%2$s))::text,
-                           max(%1$I) FILTER (WHERE NOT (%2$s))::text
-                    FROM %3$s WHERE %4$I IS NULL', ts_column, valid, tbl, id_column)
-        INTO n_null, n_out, earliest, latest;
+    -- rows that cannot get an id: refused before anything changes. Every query built from the
+    -- table's name is built anew where it runs and read only if that name still gives the table
+    -- when parsed (src/base/read_guard.rs: a schema's owner could rename the schema and put her
+    -- view of that name in its place)
+    q := format('SELECT count(*) FILTER (WHERE %1$I IS NULL),
+                        count(*) FILTER (WHERE %1$I IS NOT NULL AND NOT (%2$s)),
+                        min(%1$I) FILTER (WHERE NOT (%2$s))::text,
+                        max(%1$I) FILTER (WHERE NOT (%2$s))::text
+                 FROM %3$s WHERE %4$I IS NULL', ts_column, valid, tbl, id_column);
+    PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
+    EXECUTE q INTO n_null, n_out, earliest, latest;
     IF n_null > 0 THEN
         RAISE EXCEPTION 'cannot backfill % rows of table "%": their % is null', n_null, tbl::text, ts_column
             USING ERRCODE = 'null_value_not_allowed',
@@ -1099,18 +973,17 @@ BEGIN
     -- the ids this publisher already holds in the milliseconds $1 .. $2 (the largest of each);
     -- with an index on the ids, a batch first asks busy_q whether that span holds any at all
     -- (stopping at the first, an index range scan), and only then held_q
-    held_q := format(
-        'SELECT coalesce(array_agg(g.mx), ''{}'') FROM (
+    -- (formats, filled where each runs: the table's name is taken there)
+    held_q := 'SELECT coalesce(array_agg(g.mx), ''{}'') FROM (
              SELECT pg_catalog.max(t.%1$I) AS mx FROM %2$s t
              WHERE t.%1$I OPERATOR(pg_catalog.>=) pg_catalog.hlculid_min($1)
                AND t.%1$I OPERATOR(pg_catalog.<=) pg_catalog.hlculid_max($2)
                AND pg_catalog.hlculid_publisher(t.%1$I) = $3
-             GROUP BY pg_catalog.hlculid_ts(t.%1$I)) g', id_column, tbl);
-    busy_q := format(
-        'SELECT EXISTS (SELECT 1 FROM %2$s t
+             GROUP BY pg_catalog.hlculid_ts(t.%1$I)) g';
+    busy_q := 'SELECT EXISTS (SELECT 1 FROM %2$s t
              WHERE t.%1$I OPERATOR(pg_catalog.>=) pg_catalog.hlculid_min($1)
                AND t.%1$I OPERATOR(pg_catalog.<=) pg_catalog.hlculid_max($2)
-               AND pg_catalog.hlculid_publisher(t.%1$I) = $3)', id_column, tbl);
+               AND pg_catalog.hlculid_publisher(t.%1$I) = $3)';
     has_index := EXISTS (
         SELECT FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_am am ON am.oid = i.relam
         WHERE x.indrelid = tbl AND x.indkey[0] = id_num AND am.amname = 'btree'
@@ -1131,10 +1004,12 @@ BEGIN
         n := 0;
         -- the rows in order, `more` false on the last; the cursor is kept (materialised) at
         -- the first COMMIT, so the order is the one of this pass's snapshot
-        FOR b IN EXECUTE format(
+        q := format(
             'SELECT t.tableoid AS r, t.ctid AS c, %1$s AS ts, lead(true, 1, false) OVER w AS more
              FROM %2$s t WHERE t.%3$I IS NULL AND %4$s
-             WINDOW w AS (ORDER BY %5$s) ORDER BY %5$s', ts_expr, tbl, id_column, valid, order_key)
+             WINDOW w AS (ORDER BY %5$s) ORDER BY %5$s', ts_expr, tbl, id_column, valid, order_key);
+        PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
+        FOR b IN EXECUTE q
         LOOP
             n := n + 1;
             rv[n] := b.r;
@@ -1150,12 +1025,16 @@ BEGIN
             known_to := tsv[n];
             LOOP
                 IF has_index THEN
-                    EXECUTE busy_q INTO STRICT busy USING tsv[1], known_to, publisher;
+                    q := format(busy_q, id_column, tbl);
+                    PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
+                    EXECUTE q INTO STRICT busy USING tsv[1], known_to, publisher;
                 END IF;
                 IF has_index AND NOT busy THEN
                     held := '{}';
                 ELSE
-                    EXECUTE held_q INTO STRICT held USING tsv[1], known_to, publisher;
+                    q := format(held_q, id_column, tbl);
+                    PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
+                    EXECUTE q INTO STRICT held USING tsv[1], known_to, publisher;
                 END IF;
                 ids := ARRAY(SELECT u.id FROM pg_catalog.hlculid_backfill_ids(tsv, publisher, held) WITH ORDINALITY u(id, i) ORDER BY u.i);
                 EXIT WHEN ids[n] OPERATOR(pg_catalog.<=) pg_catalog.hlculid_max(known_to);
@@ -1178,7 +1057,9 @@ BEGIN
     END LOOP;
     RAISE NOTICE 'hlculid_backfill filled % rows of table "%" in % batches', total, tbl::text, batches;
     IF pass_filled < pass_found THEN
-        EXECUTE format('SELECT count(*) FROM %s t WHERE t.%I IS NULL AND %s', tbl, id_column, valid) INTO left_null;
+        q := format('SELECT count(*) FROM %s t WHERE t.%I IS NULL AND %s', tbl, id_column, valid);
+        PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
+        EXECUTE q INTO left_null;
         IF left_null > 0 THEN
             RAISE WARNING '% rows of table "%" still have no id: other sessions changed them during each of % passes', left_null, tbl::text, passes
                 USING HINT = 'Run hlculid_backfill again when they are left alone.';
@@ -1200,55 +1081,6 @@ COMMENT ON FUNCTION hlculid_backfill_update(regclass, text, oid[], text[], hlcul
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_eq_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_eq_uuid_wrapper';
-
-CREATE OPERATOR = (
-	PROCEDURE="hlculid_eq_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = =,
-	NEGATOR = <>,
-	RESTRICT = eqsel,
-	JOIN = eqjoinsel
-);
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_uuidv7"(
-	"u" uuid /* pgrx :: Uuid */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_at"(
-	"ts" timestamp with time zone /* TimestampWithTimeZone */
-) RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
@@ -1256,12 +1088,64 @@ AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bytea"(
-	"b" bytea /* & [u8] */
-) RETURNS hlculid /* Hlculid */
+CREATE  FUNCTION "hlculid_ge_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_ge_uuid_wrapper';
+
+CREATE OPERATOR >= (
+	PROCEDURE="hlculid_ge_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = <=,
+	NEGATOR = <,
+	RESTRICT = scalargesel,
+	JOIN = scalargejoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_holds_since"() RETURNS TABLE (
+	"pid" INT,  /* Option < i32 > */
+	"transaction" bigint,  /* Option < i64 > */
+	"holds_at" hlculid,  /* Hlculid */
+	"since" timestamp with time zone  /* Option < TimestampWithTimeZone > */
+)
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_since_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_cluster_horizon"(
+	"max_wait" interval DEFAULT '10 s' /* Option < Interval > */
+) RETURNS hlculid /* Option < Hlculid > */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_cluster_horizon_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
+	"pid" INT,  /* Option < i32 > */
+	"transaction" bigint,  /* Option < i64 > */
+	"holds_at" hlculid  /* Hlculid */
+)
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid /* Option < Hlculid > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1285,12 +1169,141 @@ CREATE OPERATOR > (
 /* </end connected objects> */
 
 /* <begin connected objects> */
+CREATE  FUNCTION "hlculid_eq_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_eq_uuid_wrapper';
+
+CREATE OPERATOR = (
+	PROCEDURE="hlculid_eq_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = =,
+	NEGATOR = <>,
+	RESTRICT = eqsel,
+	JOIN = eqjoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid, /* Option < Hlculid > */
+	"allow_future" bool /* Option < bool > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_clock_recover
+--   hlculid_clock_recover_allowing
+
+
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_hash_extended"(
+	"v" hlculid, /* Hlculid */
+	"seed" bigint /* i64 */
+) RETURNS bigint /* i64 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_counter"(
+	"id" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_bytea"(
+	"b" bytea /* & [u8] */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_generate_at"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_bigint"(
+	"id" bigint /* i64 */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_parts"(
+	"ts" timestamp with time zone, /* TimestampWithTimeZone */
+	"counter" INT, /* i32 */
+	"publisher" INT, /* i32 */
+	"random" bigint /* i64 */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_hash"(
 	"v" hlculid /* Hlculid */
 ) RETURNS INT /* i32 */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_uuidv7"(
+	"u" uuid /* pgrx :: Uuid */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1600,6 +1613,25 @@ CREATE AGGREGATE max(hlculid) (
 /* <begin connected objects> */
 -- requires:
 --   hlculid_opclasses
+--   hlculid_skipsupport
+
+-- The one step of the install script that depends on the major: on PostgreSQL 18, btree's skip
+-- support (function 6) in hlculid_ops. Idempotent: every upgrade script repeats it (its template
+-- includes this file), so an update after pg_upgrade to 18 completes the catalog.
+DO $$
+BEGIN
+  IF current_setting('server_version_num')::int >= 180000 AND NOT EXISTS (
+      SELECT FROM pg_amproc p JOIN pg_opclass c ON c.opcfamily = p.amprocfamily
+      WHERE c.opcintype = 'hlculid'::regtype AND c.opcname = 'hlculid_ops' AND p.amprocnum = 6
+        AND c.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'btree')) THEN
+    ALTER OPERATOR FAMILY hlculid_ops USING btree ADD FUNCTION 6 (hlculid) hlculid_skipsupport(internal);
+  END IF;
+END $$;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_opclasses
 --   server::hlculid_horizon_catch_up
 --   introspect::hlculid_clock
 --   read_committed::hlculid_require_read_committed
@@ -1727,25 +1759,6 @@ $fn$;
 COMMENT ON FUNCTION pg_catalog.hlculid_citus_table(pg_catalog.regclass) IS 'whether Citus manages the table (distributed, reference or Citus local); false without Citus';
 COMMENT ON FUNCTION pg_catalog.hlculid_cluster_pending() IS 'the distributed transactions running and the Citus prepared transactions on any node: what hlculid_cluster_horizon() waits for';
 COMMENT ON FUNCTION pg_catalog.hlculid_cluster_pending_here() IS 'on Citus: what on this node may still show an id below a horizon read before (distributed transactions running here, Citus prepared transactions), keyed by distributed transaction number; the cluster horizon''s worker reads it on every node each round';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_opclasses
---   hlculid_skipsupport
-
--- The one step of the install script that depends on the major: on PostgreSQL 18, btree's skip
--- support (function 6) in hlculid_ops. Idempotent: every upgrade script repeats it (its template
--- includes this file), so an update after pg_upgrade to 18 completes the catalog.
-DO $$
-BEGIN
-  IF current_setting('server_version_num')::int >= 180000 AND NOT EXISTS (
-      SELECT FROM pg_amproc p JOIN pg_opclass c ON c.opcfamily = p.amprocfamily
-      WHERE c.opcintype = 'hlculid'::regtype AND c.opcname = 'hlculid_ops' AND p.amprocnum = 6
-        AND c.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'btree')) THEN
-    ALTER OPERATOR FAMILY hlculid_ops USING btree ADD FUNCTION 6 (hlculid) hlculid_skipsupport(internal);
-  END IF;
-END $$;
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1902,6 +1915,21 @@ $fn$;
 
 /* <begin connected objects> */
 -- requires:
+--   hlculid_type
+--   hlculid_ts
+
+
+CREATE FUNCTION hlculid_decode(id hlculid,
+    OUT ts timestamptz, OUT counter int4, OUT publisher int4, OUT random int8)
+RETURNS record
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_decode_fast';
+
+CREATE CAST (hlculid AS timestamptz) WITH FUNCTION hlculid_ts(hlculid);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
 --   hlculid_opclasses
 --   hlculid_publish_horizon
 --   server::hlculid_horizon
@@ -1949,43 +1977,8 @@ COMMENT ON FUNCTION hlculid_publish_horizon() IS 'writes this server''s row in h
 /* <begin connected objects> */
 -- requires:
 --   hlculid_horizons
---   server::hlculid_horizon_holds_since
-
--- What holds this server's horizon back, with what a DBA needs to end it (0.4.0; 0.6.0: `lag`
--- and `since`). `lag` is how long the holder has held readers back: from when its transaction
--- made its first id (hlculid_horizon_holds_since(), kept in the backend's slot and in the
--- prepared transaction's hold), else from its PREPARE (a hold reloaded at a start keeps no time).
--- 0.5.0 measured it from the time of `holds_at`, the clock's last value when the transaction
--- began: on an idle server that is the last id made, seconds or hours before, and a transaction
--- 0.5 s old showed a lag of that age. One source: the install script takes it through the
--- module src/horizon/published.rs, the 0.5.0 -> 0.6.0 update includes it (CREATE OR REPLACE
--- keeps the view's OID, grants and comment; `since` is a column added at the end).
-CREATE OR REPLACE VIEW hlculid.hlculid_horizon_holders AS
-SELECT h.pid,
-       a.xact_start,
-       a.state,
-       h.transaction AS prepared_xid,
-       p.gid,
-       h.holds_at,
-       pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) COALESCE(h.since, p.prepared) AS lag,
-       COALESCE(h.since, p.prepared) AS since
-FROM pg_catalog.hlculid_horizon_holds_since() h
-LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) h.pid
-LEFT JOIN pg_catalog.pg_prepared_xacts p
-       ON p.transaction::pg_catalog.text OPERATOR(pg_catalog.=) h.transaction::pg_catalog.text;
-
-COMMENT ON VIEW hlculid.hlculid_horizon_holders IS 'what holds this server''s horizon back: sessions and prepared transactions, since when (their first id), how long (lag)';
-COMMENT ON FUNCTION hlculid_horizon_holds_since() IS 'hlculid_horizon_holds() with since: when each holder''s transaction made its first id (NULL for a prepared transaction reloaded at a start)';
--- As hlculid_horizon_holds() (horizon_grants.sql): other sessions' pids and xids, for pg_monitor.
-REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds_since() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION hlculid_horizon_holds_since() TO pg_monitor;
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_horizons
 --   read_committed::hlculid_require_read_committed
---   read_guard::hlculid_expect_reads
+--   base::read_guard::hlculid_expect_reads
 
 -- The readers (0.4.0; all CREATE OR REPLACE since 0.6.0, so that the install script, through the
 -- module src/horizon/readers.rs after horizons.sql, and the upgrade scripts from 0.4.0 and 0.5.0,
@@ -2206,49 +2199,6 @@ COMMENT ON FUNCTION hlculid_read_watermark(anyelement, hlculid, int4[], int4, na
 /* <begin connected objects> */
 -- requires:
 --   hlculid_readers
---   hlculid_horizon_holders
-
--- Who may see what holds the horizon back (0.5.0): hlculid_horizon_holds() shows other sessions'
--- pids and prepared transactions' xids with the ids they may have made, so, as pg_buffercache
--- does, it is revoked from PUBLIC and granted to pg_monitor (which the holders view needs too:
--- a view's functions run with the caller's rights). One source: the install script takes it
--- through src/horizon/published.rs, the 0.4.0 -> 0.5.0 upgrade script includes it. docs/security.md has
--- the grant sets for readers and publishers.
-REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION hlculid_horizon_holds() TO pg_monitor;
-GRANT SELECT ON hlculid.hlculid_horizon_holders TO pg_monitor;
--- Who may write hlculid.hlculid_horizons (0.5.0): no one but through hlculid_advance_horizon, a
--- SECURITY DEFINER function that keeps a row within hlculid.max_clock_skew of the clock and never
--- lowers it. A role with UPDATE on the table could set a row to the largest id and freeze every
--- watermark through it for good. No role but the table's owner keeps INSERT, UPDATE, DELETE or
--- TRUNCATE on it, PUBLIC included, whatever granted them (a default privilege, or 0.4.0's
--- docs/security.md, which told publishers to take INSERT and UPDATE); the function is granted to
--- the publishing roles (docs/security.md), and to no one by default.
-REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM PUBLIC;
-DO $writers$
-DECLARE
-    r record;
-BEGIN
-    FOR r IN
-        SELECT DISTINCT a.grantee
-        FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
-        WHERE c.oid OPERATOR(pg_catalog.=) 'hlculid.hlculid_horizons'::pg_catalog.regclass
-          AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
-          AND a.grantee OPERATOR(pg_catalog.<>) 0::pg_catalog.oid
-          AND a.privilege_type OPERATOR(pg_catalog.=) ANY
-              (ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']::pg_catalog.text[])
-    LOOP
-        EXECUTE pg_catalog.format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM %I CASCADE',
-                                  pg_catalog.pg_get_userbyid(r.grantee));
-    END LOOP;
-END
-$writers$;
-REVOKE EXECUTE ON FUNCTION hlculid_advance_horizon(int4, pg_catalog.hlculid) FROM PUBLIC;
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_readers
 --   hlculid_cluster
 
 -- The reader of one key's rows (0.6.0): a tenant's events on a table keyed (tenant_id, id), the
@@ -2348,7 +2298,7 @@ BEGIN
     END IF;
     -- the key compared as the column's own type (format_type qualifies a type outside
     -- pg_catalog), so that Citus prunes to the key's shard
-    -- read only if its name still gives the table when parsed (src/horizon/read_guard.rs)
+    -- read only if its name still gives the table when parsed (src/base/read_guard.rs)
     q := pg_catalog.format(
         'SELECT * FROM %s t WHERE t.%I OPERATOR(pg_catalog.=) $1::%s AND ($2 IS NULL OR t.%I OPERATOR(pg_catalog.>) $2) AND t.%I OPERATOR(pg_catalog.<) $3 ORDER BY t.%I USING OPERATOR(pg_catalog.<) LIMIT $4',
         rel, $2, pg_catalog.format_type(key_type, NULL), $6, $6, $6);
@@ -2358,6 +2308,84 @@ END
 $fn$;
 
 COMMENT ON FUNCTION hlculid_read_key(anyelement, name, anycompatible, hlculid, int4, name) IS 'the next rows of one key (a tenant) after an id, below the horizon (the cluster''s on Citus), in id order: a reader of one tenant''s events that never misses a row, a router query on a table distributed by the key';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_horizons
+--   server::hlculid_horizon_holds_since
+
+-- What holds this server's horizon back, with what a DBA needs to end it (0.4.0; 0.6.0: `lag`
+-- and `since`). `lag` is how long the holder has held readers back: from when its transaction
+-- made its first id (hlculid_horizon_holds_since(), kept in the backend's slot and in the
+-- prepared transaction's hold), else from its PREPARE (a hold reloaded at a start keeps no time).
+-- 0.5.0 measured it from the time of `holds_at`, the clock's last value when the transaction
+-- began: on an idle server that is the last id made, seconds or hours before, and a transaction
+-- 0.5 s old showed a lag of that age. One source: the install script takes it through the
+-- module src/horizon/published.rs, the 0.5.0 -> 0.6.0 update includes it (CREATE OR REPLACE
+-- keeps the view's OID, grants and comment; `since` is a column added at the end).
+CREATE OR REPLACE VIEW hlculid.hlculid_horizon_holders AS
+SELECT h.pid,
+       a.xact_start,
+       a.state,
+       h.transaction AS prepared_xid,
+       p.gid,
+       h.holds_at,
+       pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) COALESCE(h.since, p.prepared) AS lag,
+       COALESCE(h.since, p.prepared) AS since
+FROM pg_catalog.hlculid_horizon_holds_since() h
+LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) h.pid
+LEFT JOIN pg_catalog.pg_prepared_xacts p
+       ON p.transaction::pg_catalog.text OPERATOR(pg_catalog.=) h.transaction::pg_catalog.text;
+
+COMMENT ON VIEW hlculid.hlculid_horizon_holders IS 'what holds this server''s horizon back: sessions and prepared transactions, since when (their first id), how long (lag)';
+COMMENT ON FUNCTION hlculid_horizon_holds_since() IS 'hlculid_horizon_holds() with since: when each holder''s transaction made its first id (NULL for a prepared transaction reloaded at a start)';
+-- As hlculid_horizon_holds() (horizon_grants.sql): other sessions' pids and xids, for pg_monitor.
+REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds_since() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION hlculid_horizon_holds_since() TO pg_monitor;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_readers
+--   hlculid_horizon_holders
+
+-- Who may see what holds the horizon back (0.5.0): hlculid_horizon_holds() shows other sessions'
+-- pids and prepared transactions' xids with the ids they may have made, so, as pg_buffercache
+-- does, it is revoked from PUBLIC and granted to pg_monitor (which the holders view needs too:
+-- a view's functions run with the caller's rights). One source: the install script takes it
+-- through src/horizon/published.rs, the 0.4.0 -> 0.5.0 upgrade script includes it. docs/security.md has
+-- the grant sets for readers and publishers.
+REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION hlculid_horizon_holds() TO pg_monitor;
+GRANT SELECT ON hlculid.hlculid_horizon_holders TO pg_monitor;
+-- Who may write hlculid.hlculid_horizons (0.5.0): no one but through hlculid_advance_horizon, a
+-- SECURITY DEFINER function that keeps a row within hlculid.max_clock_skew of the clock and never
+-- lowers it. A role with UPDATE on the table could set a row to the largest id and freeze every
+-- watermark through it for good. No role but the table's owner keeps INSERT, UPDATE, DELETE or
+-- TRUNCATE on it, PUBLIC included, whatever granted them (a default privilege, or 0.4.0's
+-- docs/security.md, which told publishers to take INSERT and UPDATE); the function is granted to
+-- the publishing roles (docs/security.md), and to no one by default.
+REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM PUBLIC;
+DO $writers$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN
+        SELECT DISTINCT a.grantee
+        FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+        WHERE c.oid OPERATOR(pg_catalog.=) 'hlculid.hlculid_horizons'::pg_catalog.regclass
+          AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
+          AND a.grantee OPERATOR(pg_catalog.<>) 0::pg_catalog.oid
+          AND a.privilege_type OPERATOR(pg_catalog.=) ANY
+              (ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']::pg_catalog.text[])
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM %I CASCADE',
+                                  pg_catalog.pg_get_userbyid(r.grantee));
+    END LOOP;
+END
+$writers$;
+REVOKE EXECUTE ON FUNCTION hlculid_advance_horizon(int4, pg_catalog.hlculid) FROM PUBLIC;
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -2378,21 +2406,6 @@ FROM pg_catalog.hlculid_cluster_nodes() n;
 COMMENT ON FUNCTION hlculid_cluster_horizon(interval) IS 'on Citus: the cluster horizon its background worker keeps, the smallest horizon of every node once every distributed transaction that may still show an id below it has ended; NULL (08006 naming a node that does not answer) when the last one is older than max_wait; take it in one statement, read below it in the next';
 COMMENT ON FUNCTION hlculid_cluster_nodes() IS 'on Citus: every node as the cluster horizon''s worker last read it: publisher id, start, last answer, error, a node sharing its publisher id, whether this node makes ids';
 COMMENT ON VIEW hlculid.hlculid_cluster_nodes IS 'on Citus: every node as the cluster horizon''s worker last read it; two rows naming each other in shares_publisher_with share a publisher id, and the later of them makes no ids';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
---   hlculid_ts
-
-
-CREATE FUNCTION hlculid_decode(id hlculid,
-    OUT ts timestamptz, OUT counter int4, OUT publisher int4, OUT random int8)
-RETURNS record
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_decode_fast';
-
-CREATE CAST (hlculid AS timestamptz) WITH FUNCTION hlculid_ts(hlculid);
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -2823,7 +2836,7 @@ BEGIN
     IF pg_catalog.cardinality(due) OPERATOR(pg_catalog.>) 0 THEN
         UPDATE hlculid.hlculid_consumer_retries r SET delivered_in = pg_catalog.pg_current_xact_id()
         WHERE r.owner OPERATOR(pg_catalog.=) c.owner AND r.consumer OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) ANY (due);
-        -- read only if its name still gives the table when parsed (src/horizon/read_guard.rs)
+        -- read only if its name still gives the table when parsed (src/base/read_guard.rs)
         q := pg_catalog.format(
             'SELECT t.* FROM %s t JOIN pg_catalog.unnest($1) WITH ORDINALITY d(id, n) ON t.%I OPERATOR(pg_catalog.=) d.id ORDER BY d.n',
             c.relation, c.id_column);

@@ -12,6 +12,7 @@
 //! | | `pg_c` | C declarations pgrx does not bind (scripts/check-c-decls.sh) |
 //! | | `backend_local` | backend-private state and randomness |
 //! | | `process` | whether the library was preloaded; the data directory |
+//! | | `read_guard` | the check that a query built from a table's name reads that table when parsed (`hlculid_expect_reads`) |
 //! | `types/` | `datum` | the `hlculid` type: its 16-byte datum |
 //! | | `io` | text and binary I/O, the casts between the same 16 bytes |
 //! | | `ops`, `ops_uuid` | comparisons, opclasses, aggregates; the cross-type ones with `uuid` |
@@ -41,7 +42,6 @@
 //! | | `publisher` | the workers writing this server's row |
 //! | | `readers` | `hlculid_watermark` and the readers (`hlculid_read*`) |
 //! | | `read_committed` | the one READ COMMITTED rule of the horizon, watermark and readers (`hlculid_require_read_committed`) |
-//! | | `read_guard` | the readers' check that a query built from a table's name reads that table when parsed (`hlculid_expect_reads`) |
 //! | | `cluster` | readers on Citus: which tables Citus manages, what is pending |
 //! | | `cluster_worker` | the Citus cluster horizon kept by a background worker; publisher ids checked across the nodes |
 //! | | `wait` | waiting for rows on shared memory (`hlculid_wait`, `hlculid_consumer_wait`), woken as transactions that made ids end |

@@ -42,6 +42,7 @@ DECLARE
     order_key pg_catalog.text;
     held_q pg_catalog.text;
     busy_q pg_catalog.text;
+    q pg_catalog.text;
     has_index pg_catalog.bool;
     busy pg_catalog.bool := true;
     n_null pg_catalog.int8;
@@ -148,13 +149,17 @@ BEGIN
     WHERE x.indrelid = tbl AND x.indisprimary AND a.attrelid = tbl;
     order_key := format('t.%I, ', ts_column) || coalesce(order_key, 't.tableoid, t.ctid');
 
-    -- rows that cannot get an id: refused before anything changes
-    EXECUTE format('SELECT count(*) FILTER (WHERE %1$I IS NULL),
-                           count(*) FILTER (WHERE %1$I IS NOT NULL AND NOT (%2$s)),
-                           min(%1$I) FILTER (WHERE NOT (%2$s))::text,
-                           max(%1$I) FILTER (WHERE NOT (%2$s))::text
-                    FROM %3$s WHERE %4$I IS NULL', ts_column, valid, tbl, id_column)
-        INTO n_null, n_out, earliest, latest;
+    -- rows that cannot get an id: refused before anything changes. Every query built from the
+    -- table's name is built anew where it runs and read only if that name still gives the table
+    -- when parsed (src/base/read_guard.rs: a schema's owner could rename the schema and put her
+    -- view of that name in its place)
+    q := format('SELECT count(*) FILTER (WHERE %1$I IS NULL),
+                        count(*) FILTER (WHERE %1$I IS NOT NULL AND NOT (%2$s)),
+                        min(%1$I) FILTER (WHERE NOT (%2$s))::text,
+                        max(%1$I) FILTER (WHERE NOT (%2$s))::text
+                 FROM %3$s WHERE %4$I IS NULL', ts_column, valid, tbl, id_column);
+    PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
+    EXECUTE q INTO n_null, n_out, earliest, latest;
     IF n_null > 0 THEN
         RAISE EXCEPTION 'cannot backfill % rows of table "%": their % is null', n_null, tbl::text, ts_column
             USING ERRCODE = 'null_value_not_allowed',
@@ -171,18 +176,17 @@ BEGIN
     -- the ids this publisher already holds in the milliseconds $1 .. $2 (the largest of each);
     -- with an index on the ids, a batch first asks busy_q whether that span holds any at all
     -- (stopping at the first, an index range scan), and only then held_q
-    held_q := format(
-        'SELECT coalesce(array_agg(g.mx), ''{}'') FROM (
+    -- (formats, filled where each runs: the table's name is taken there)
+    held_q := 'SELECT coalesce(array_agg(g.mx), ''{}'') FROM (
              SELECT pg_catalog.max(t.%1$I) AS mx FROM %2$s t
              WHERE t.%1$I OPERATOR(pg_catalog.>=) pg_catalog.hlculid_min($1)
                AND t.%1$I OPERATOR(pg_catalog.<=) pg_catalog.hlculid_max($2)
                AND pg_catalog.hlculid_publisher(t.%1$I) = $3
-             GROUP BY pg_catalog.hlculid_ts(t.%1$I)) g', id_column, tbl);
-    busy_q := format(
-        'SELECT EXISTS (SELECT 1 FROM %2$s t
+             GROUP BY pg_catalog.hlculid_ts(t.%1$I)) g';
+    busy_q := 'SELECT EXISTS (SELECT 1 FROM %2$s t
              WHERE t.%1$I OPERATOR(pg_catalog.>=) pg_catalog.hlculid_min($1)
                AND t.%1$I OPERATOR(pg_catalog.<=) pg_catalog.hlculid_max($2)
-               AND pg_catalog.hlculid_publisher(t.%1$I) = $3)', id_column, tbl);
+               AND pg_catalog.hlculid_publisher(t.%1$I) = $3)';
     has_index := EXISTS (
         SELECT FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_am am ON am.oid = i.relam
         WHERE x.indrelid = tbl AND x.indkey[0] = id_num AND am.amname = 'btree'
@@ -203,10 +207,12 @@ BEGIN
         n := 0;
         -- the rows in order, `more` false on the last; the cursor is kept (materialised) at
         -- the first COMMIT, so the order is the one of this pass's snapshot
-        FOR b IN EXECUTE format(
+        q := format(
             'SELECT t.tableoid AS r, t.ctid AS c, %1$s AS ts, lead(true, 1, false) OVER w AS more
              FROM %2$s t WHERE t.%3$I IS NULL AND %4$s
-             WINDOW w AS (ORDER BY %5$s) ORDER BY %5$s', ts_expr, tbl, id_column, valid, order_key)
+             WINDOW w AS (ORDER BY %5$s) ORDER BY %5$s', ts_expr, tbl, id_column, valid, order_key);
+        PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
+        FOR b IN EXECUTE q
         LOOP
             n := n + 1;
             rv[n] := b.r;
@@ -222,12 +228,16 @@ BEGIN
             known_to := tsv[n];
             LOOP
                 IF has_index THEN
-                    EXECUTE busy_q INTO STRICT busy USING tsv[1], known_to, publisher;
+                    q := format(busy_q, id_column, tbl);
+                    PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
+                    EXECUTE q INTO STRICT busy USING tsv[1], known_to, publisher;
                 END IF;
                 IF has_index AND NOT busy THEN
                     held := '{}';
                 ELSE
-                    EXECUTE held_q INTO STRICT held USING tsv[1], known_to, publisher;
+                    q := format(held_q, id_column, tbl);
+                    PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
+                    EXECUTE q INTO STRICT held USING tsv[1], known_to, publisher;
                 END IF;
                 ids := ARRAY(SELECT u.id FROM pg_catalog.hlculid_backfill_ids(tsv, publisher, held) WITH ORDINALITY u(id, i) ORDER BY u.i);
                 EXIT WHEN ids[n] OPERATOR(pg_catalog.<=) pg_catalog.hlculid_max(known_to);
@@ -250,7 +260,9 @@ BEGIN
     END LOOP;
     RAISE NOTICE 'hlculid_backfill filled % rows of table "%" in % batches', total, tbl::text, batches;
     IF pass_filled < pass_found THEN
-        EXECUTE format('SELECT count(*) FROM %s t WHERE t.%I IS NULL AND %s', tbl, id_column, valid) INTO left_null;
+        q := format('SELECT count(*) FROM %s t WHERE t.%I IS NULL AND %s', tbl, id_column, valid);
+        PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
+        EXECUTE q INTO left_null;
         IF left_null > 0 THEN
             RAISE WARNING '% rows of table "%" still have no id: other sessions changed them during each of % passes', left_null, tbl::text, passes
                 USING HINT = 'Run hlculid_backfill again when they are left alone.';

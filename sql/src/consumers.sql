@@ -292,7 +292,7 @@ BEGIN
     IF pg_catalog.cardinality(due) OPERATOR(pg_catalog.>) 0 THEN
         UPDATE hlculid.hlculid_consumer_retries r SET delivered_in = pg_catalog.pg_current_xact_id()
         WHERE r.owner OPERATOR(pg_catalog.=) c.owner AND r.consumer OPERATOR(pg_catalog.=) $1 AND r.id OPERATOR(pg_catalog.=) ANY (due);
-        -- read only if its name still gives the table when parsed (src/horizon/read_guard.rs)
+        -- read only if its name still gives the table when parsed (src/base/read_guard.rs)
         q := pg_catalog.format(
             'SELECT t.* FROM %s t JOIN pg_catalog.unnest($1) WITH ORDINALITY d(id, n) ON t.%I OPERATOR(pg_catalog.=) d.id ORDER BY d.n',
             c.relation, c.id_column);

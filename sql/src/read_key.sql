@@ -95,7 +95,7 @@ BEGIN
     END IF;
     -- the key compared as the column's own type (format_type qualifies a type outside
     -- pg_catalog), so that Citus prunes to the key's shard
-    -- read only if its name still gives the table when parsed (src/horizon/read_guard.rs)
+    -- read only if its name still gives the table when parsed (src/base/read_guard.rs)
     q := pg_catalog.format(
         'SELECT * FROM %s t WHERE t.%I OPERATOR(pg_catalog.=) $1::%s AND ($2 IS NULL OR t.%I OPERATOR(pg_catalog.>) $2) AND t.%I OPERATOR(pg_catalog.<) $3 ORDER BY t.%I USING OPERATOR(pg_catalog.<) LIMIT $4',
         rel, $2, pg_catalog.format_type(key_type, NULL), $6, $6, $6);

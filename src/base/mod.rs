@@ -4,4 +4,5 @@ pub mod backend_local;
 pub mod errors;
 pub mod pg_c;
 pub mod process;
+pub mod read_guard;
 pub mod settings;

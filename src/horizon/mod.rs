@@ -7,7 +7,6 @@ pub mod prepared;
 pub mod published;
 pub mod publisher;
 pub mod read_committed;
-pub mod read_guard;
 pub mod readers;
 pub mod server;
 pub mod slots;

@@ -706,7 +706,7 @@ fn query_text(sql: &CStr, args: &[Arg], new_snapshot: bool) -> Option<String> {
 
 /// A query that names a user's table, built from the table's OID (`build`) at each run, and
 /// run only if, when parsed, every relation it names is the table (or pg_catalog's, hlculid's):
-/// the readers' guard (src/horizon/read_guard.rs). A schema's owner who renames the schema and
+/// the readers' guard (src/base/read_guard.rs). A schema's owner who renames the schema and
 /// puts a view of that name in its place would run her code as the waiter otherwise; a rename
 /// alone moves the name, which the next build takes.
 struct PinnedQuery {
@@ -733,9 +733,9 @@ impl PinnedQuery {
             )
             .raise()
         };
-        crate::horizon::read_guard::arm(self.relation, sql.clone());
+        crate::base::read_guard::arm(self.relation, sql.clone());
         let row = first_row(&sql, args, false, ncols, text);
-        crate::horizon::read_guard::disarm();
+        crate::base::read_guard::disarm();
         row
     }
 }

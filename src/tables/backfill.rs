@@ -75,5 +75,9 @@ fn hlculid_backfill_ids(
 extension_sql_file!(
     "../../sql/src/backfill.sql",
     name = "hlculid_backfill",
-    requires = ["hlculid_type", hlculid_backfill_ids],
+    requires = [
+        "hlculid_type",
+        hlculid_backfill_ids,
+        base::read_guard::hlculid_expect_reads
+    ],
 );

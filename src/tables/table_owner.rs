@@ -241,13 +241,20 @@ fn hlculid_backfill_update(
         .ok()
         .flatten()
         .unwrap_or_else(|| UserError::new(Condition::Internal, "hlculid_backfill_update: no query").raise());
-        Spi::connect_mut(|client| {
+        // run only if the name still gives the table when parsed (a schema's owner could put
+        // another relation in its place meanwhile: src/base/read_guard.rs)
+        crate::base::read_guard::arm(
+            tbl,
+            std::ffi::CString::new(update.as_str()).unwrap_or_default(),
+        );
+        let filled = Spi::connect_mut(|client| {
             client
                 .update(&update, None, &[rv.into(), cv.into(), iv.into()])?
                 .first()
                 .get_one::<i64>()
         })
-        .unwrap_or_else(|e| UserError::new(Condition::Internal, format!("hlculid: {e}")).raise())
-        .unwrap_or(0)
+        .unwrap_or_else(|e| UserError::new(Condition::Internal, format!("hlculid: {e}")).raise());
+        crate::base::read_guard::disarm();
+        filled.unwrap_or(0)
     })
 }

@@ -696,7 +696,7 @@ def test_a_reader_reads_no_relation_put_in_its_tables_place_between_naming_and_p
     (`format('%s', rel)`) and EXECUTE parses that name; mallory, owning `public`, swapping it
     with a schema of hers holding a view of the same name over and over, made a superuser's
     `hlculid_read` read her view, running her function as the superuser, within ten calls. Now
-    the parse of each reader's query is checked (src/horizon/read_guard.rs): one that names
+    the parse of each reader's query is checked (src/base/read_guard.rs): one that names
     another relation raises 42P01 before anything of it runs. The swap is hit (the guard's
     error is seen) and nothing of mallory's runs."""
     import threading
@@ -761,6 +761,74 @@ def test_a_reader_reads_no_relation_put_in_its_tables_place_between_naming_and_p
             m.execute("DROP SCHEMA swap, loot CASCADE")
         c.sql("SELECT pg_catalog.hlculid_consumer_drop('swapped')", dbname="app")
         c.sql("DROP TABLE public.rev", dbname="app")
+
+
+def test_a_backfill_reads_no_relation_put_in_its_tables_place_between_batches(hostile):
+    """A finding of the 0.6.0 review: hlculid_backfill built its per-batch queries from the
+    table's name once, before its first COMMIT, and ran them as the caller in every batch, so
+    mallory, owning `public`, renaming it during a superuser's backfill of a table there and
+    putting her view of the same name in a new `public`, ran her code as the superuser at the
+    next batch, no race needed. Each query is now built where it runs and read only if its name
+    gives the table when parsed: the backfill goes on with the table, renamed."""
+    import threading
+    c = hostile
+    c.sql("CREATE TABLE public.bev (id pg_catalog.hlculid, ts timestamptz, n int4);"
+          "CREATE UNIQUE INDEX ON public.bev (id);"
+          "INSERT INTO public.bev (ts, n) SELECT pg_catalog.now() OPERATOR(pg_catalog.-) "
+          "pg_catalog.make_interval(secs => g), g FROM pg_catalog.generate_series(1, 20000) g", dbname="app")
+    with c.connect(user="mallory", dbname="app") as m:
+        m.execute("CREATE SCHEMA loot; CREATE SEQUENCE loot.ran; GRANT USAGE ON SCHEMA loot TO PUBLIC; "
+                  "GRANT USAGE ON SEQUENCE loot.ran TO PUBLIC; "
+                  # ids of publisher 8 over the table's times: the batches' queries find them
+                  "CREATE TABLE loot.ids AS SELECT pg_catalog.hlculid_generate_at(pg_catalog.now() "
+                  "OPERATOR(pg_catalog.-) pg_catalog.make_interval(secs => g)) AS id "
+                  "FROM pg_catalog.generate_series(1, 20000) g; GRANT SELECT ON loot.ids TO PUBLIC")
+    out = {}
+
+    def backfill():
+        with c.connect(dbname="app", autocommit=True) as su:
+            su.execute("SET search_path = pg_catalog, pg_temp")
+            try:
+                su.execute("CALL hlculid_backfill('public.bev', 'id', 'ts', 8, 20)")
+                out["done"] = True
+            except psycopg.Error as e:
+                out["error"] = e
+
+    t = threading.Thread(target=backfill)
+    swapped = False
+    try:
+        t.start()
+        deadline = time.monotonic() + 10
+        while c.sql("SELECT count(*) FROM public.bev WHERE id IS NOT NULL", dbname="app")[0][0] < 100:
+            assert time.monotonic() < deadline and t.is_alive(), out
+            time.sleep(0.01)
+        with c.connect(user="mallory", dbname="app") as m:
+            m.execute("""
+                ALTER SCHEMA public RENAME TO old;
+                CREATE SCHEMA public;
+                GRANT USAGE ON SCHEMA public TO PUBLIC;
+                -- cheap to the planner: evaluated before the batch's own conditions
+                CREATE FUNCTION public.batch_code() RETURNS boolean LANGUAGE plpgsql COST 0.001 AS $f$
+                BEGIN
+                    PERFORM pg_catalog.nextval('loot.ran');
+                    RETURN true;
+                END $f$;
+                CREATE VIEW public.bev AS SELECT x.id, pg_catalog.now() AS ts, 0::int4 AS n
+                    FROM loot.ids x WHERE public.batch_code()""")
+        swapped = True
+        t.join(120)
+        assert not c.sql("SELECT is_called FROM loot.ran", dbname="app")[0][0], \
+            "the backfill ran the code of mallory's view as the superuser"
+        assert out == {"done": True}, out
+        assert c.sql("SELECT count(*) FROM old.bev WHERE id IS NULL", dbname="app") == [(0,)]
+    finally:
+        t.join(120)
+        with c.connect(user="mallory", dbname="app") as m:
+            if swapped:
+                m.execute("DROP VIEW public.bev; DROP FUNCTION public.batch_code(); DROP SCHEMA public; "
+                          "ALTER SCHEMA old RENAME TO public")
+            m.execute("DROP SCHEMA loot CASCADE")
+        c.sql("DROP TABLE public.bev", dbname="app")
 
 
 LEFTOVERS = """
