@@ -1041,6 +1041,7 @@ DECLARE
     base regtype;
     h pg_catalog.hlculid;
     q text;
+    key_cast text;
 BEGIN
     SELECT t.typrelid::regclass INTO rel FROM pg_catalog.pg_type t
     WHERE t.oid = pg_catalog.pg_typeof($1) AND t.typrelid <> 0;
@@ -1110,12 +1111,25 @@ BEGIN
     IF h IS NULL THEN
         RETURN;
     END IF;
-    -- the key compared as the column's own type (format_type qualifies a type outside
-    -- pg_catalog), so that Citus prunes to the key's shard
+    -- the key compared as the column's own type, so that Citus prunes to the key's shard: a
+    -- type of pg_catalog by its name (found there first); any other only as the value's own
+    -- type, passed as it is (a name in the query could give another type by the time it is
+    -- parsed: a schema's owner may swap the schema, and a domain's CHECK would run)
+    IF (SELECT y.typnamespace FROM pg_catalog.pg_type y WHERE y.oid = key_type)
+       = 'pg_catalog'::pg_catalog.regnamespace THEN
+        key_cast := '::' || pg_catalog.format_type(key_type, NULL);
+    ELSIF pg_catalog.pg_typeof($3) = key_type THEN
+        key_cast := '';
+    ELSE
+        RAISE EXCEPTION 'hlculid_read_key needs a key value of type %, the type of column "%", not %',
+                key_type::regtype, $2, pg_catalog.pg_typeof($3)
+            USING ERRCODE = 'datatype_mismatch',
+                  HINT = pg_catalog.format('Cast the value to the column''s type: ''7''::%s.', key_type::regtype);
+    END IF;
     -- read only if its name still gives the table when parsed (src/base/read_guard.rs)
     q := pg_catalog.format(
-        'SELECT * FROM %s t WHERE t.%I OPERATOR(pg_catalog.=) $1::%s AND ($2 IS NULL OR t.%I OPERATOR(pg_catalog.>) $2) AND t.%I OPERATOR(pg_catalog.<) $3 ORDER BY t.%I USING OPERATOR(pg_catalog.<) LIMIT $4',
-        rel, $2, pg_catalog.format_type(key_type, NULL), $6, $6, $6);
+        'SELECT * FROM %s t WHERE t.%I OPERATOR(pg_catalog.=) $1%s AND ($2 IS NULL OR t.%I OPERATOR(pg_catalog.>) $2) AND t.%I OPERATOR(pg_catalog.<) $3 ORDER BY t.%I USING OPERATOR(pg_catalog.<) LIMIT $4',
+        rel, $2, key_cast, $6, $6, $6);
     PERFORM pg_catalog.hlculid_expect_reads(rel::pg_catalog.oid, q);
     RETURN QUERY EXECUTE q USING $3, $4, h, $5;
 END

@@ -137,3 +137,26 @@ def test_read_key_refuses_what_it_cannot_read_completely(citus):
                 co.sql(f"SELECT * FROM {q}")
     finally:
         co.sql("DROP TABLE tenant_refuse, tenant_nokey")
+
+
+def test_a_key_of_a_type_outside_pg_catalog_is_passed_as_its_own_type(citus):
+    """A key column of a domain (or any type outside pg_catalog): hlculid_read_key no longer
+    names that type in its query (a swap of the type's schema would give another type when the
+    query is parsed, whose CHECK would run as the reader: the fourth review of 0.6.0); the value
+    must come as that type (42804 with a hint otherwise), and is passed as it is."""
+    co = citus.coordinator
+    co.sql("CREATE DOMAIN tenant_key AS int8 CHECK (VALUE > 0)")
+    co.sql("CREATE TABLE tenant_domain (tenant_id tenant_key, id hlculid DEFAULT hlculid_generate(), "
+           "PRIMARY KEY (tenant_id, id))")
+    try:
+        co.sql("INSERT INTO tenant_domain (tenant_id) SELECT 1 + g % 3 FROM generate_series(1, 30) g")
+        deadline = time.monotonic() + 30
+        while not co.one("SELECT hlculid_horizon() > (SELECT max(id) FROM tenant_domain)"):
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        with pytest.raises(psycopg.errors.DatatypeMismatch) as e:
+            co.sql("SELECT * FROM hlculid_read_key(NULL::tenant_domain, 'tenant_id', 2, NULL)")
+        assert "tenant_key" in e.value.diag.message_hint, e.value.diag.message_hint
+        assert co.one("SELECT count(*) FROM hlculid_read_key(NULL::tenant_domain, 'tenant_id', 2::tenant_key, NULL)") == 10
+    finally:
+        co.sql("DROP TABLE tenant_domain; DROP DOMAIN tenant_key")
