@@ -1117,7 +1117,10 @@ BEGIN
     -- parsed: a schema's owner may swap the schema, and a domain's CHECK would run)
     IF (SELECT y.typnamespace FROM pg_catalog.pg_type y WHERE y.oid = key_type)
        = 'pg_catalog'::pg_catalog.regnamespace THEN
-        key_cast := '::' || pg_catalog.format_type(key_type, NULL);
+        -- its own name, without a length (format_type's `character` is character(1), which
+        -- a cast would cut the key to)
+        key_cast := (SELECT '::pg_catalog.' || pg_catalog.quote_ident(y.typname)
+                     FROM pg_catalog.pg_type y WHERE y.oid = key_type);
     ELSIF pg_catalog.pg_typeof($3) = key_type THEN
         key_cast := '';
     ELSE
@@ -1365,6 +1368,17 @@ BEGIN
             CONTINUE WHEN n < batch_size AND b.more;
 
             EXECUTE format('LOCK TABLE %s IN SHARE UPDATE EXCLUSIVE MODE', tbl);
+            -- a utility statement, which the parse check does not see: the lock must be the
+            -- table's (its name could give another relation by then)
+            IF NOT EXISTS (SELECT FROM pg_catalog.pg_locks l
+                           WHERE l.locktype = 'relation' AND l.relation = tbl::pg_catalog.oid
+                             AND l.pid = pg_catalog.pg_backend_pid() AND l.granted
+                             AND l.mode = 'ShareUpdateExclusiveLock') THEN
+                RAISE EXCEPTION 'the table to backfill is no longer the relation its name gives'
+                    USING ERRCODE = 'undefined_table',
+                          DETAIL = 'Its name now gives another relation: the table''s schema was renamed, and another relation put in its place.',
+                          HINT = 'Run it again: the name is taken anew from the table.';
+            END IF;
             -- the ids, from the extension's clock rule (hlculid_backfill_ids), above the ones
             -- this publisher holds in each millisecond they land in: known for the batch's span
             -- first, and again up to where the ids end whenever a full counter carried them

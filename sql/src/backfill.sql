@@ -221,6 +221,17 @@ BEGIN
             CONTINUE WHEN n < batch_size AND b.more;
 
             EXECUTE format('LOCK TABLE %s IN SHARE UPDATE EXCLUSIVE MODE', tbl);
+            -- a utility statement, which the parse check does not see: the lock must be the
+            -- table's (its name could give another relation by then)
+            IF NOT EXISTS (SELECT FROM pg_catalog.pg_locks l
+                           WHERE l.locktype = 'relation' AND l.relation = tbl::pg_catalog.oid
+                             AND l.pid = pg_catalog.pg_backend_pid() AND l.granted
+                             AND l.mode = 'ShareUpdateExclusiveLock') THEN
+                RAISE EXCEPTION 'the table to backfill is no longer the relation its name gives'
+                    USING ERRCODE = 'undefined_table',
+                          DETAIL = 'Its name now gives another relation: the table''s schema was renamed, and another relation put in its place.',
+                          HINT = 'Run it again: the name is taken anew from the table.';
+            END IF;
             -- the ids, from the extension's clock rule (hlculid_backfill_ids), above the ones
             -- this publisher holds in each millisecond they land in: known for the batch's span
             -- first, and again up to where the ids end whenever a full counter carried them

@@ -100,7 +100,10 @@ BEGIN
     -- parsed: a schema's owner may swap the schema, and a domain's CHECK would run)
     IF (SELECT y.typnamespace FROM pg_catalog.pg_type y WHERE y.oid = key_type)
        = 'pg_catalog'::pg_catalog.regnamespace THEN
-        key_cast := '::' || pg_catalog.format_type(key_type, NULL);
+        -- its own name, without a length (format_type's `character` is character(1), which
+        -- a cast would cut the key to)
+        key_cast := (SELECT '::pg_catalog.' || pg_catalog.quote_ident(y.typname)
+                     FROM pg_catalog.pg_type y WHERE y.oid = key_type);
     ELSIF pg_catalog.pg_typeof($3) = key_type THEN
         key_cast := '';
     ELSE

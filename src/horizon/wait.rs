@@ -704,63 +704,89 @@ fn query_text(sql: &CStr, args: &[Arg], new_snapshot: bool) -> Option<String> {
     first_row(sql, args, !new_snapshot, 0, true).text
 }
 
-/// A query that names a user's table, built from the table's OID (`build`) at each run, and
-/// run only if, when parsed, every relation it names is the table (or pg_catalog's, hlculid's):
-/// the readers' guard (src/base/read_guard.rs). A schema's owner who renames the schema and
-/// puts a view of that name in its place would run her code as the waiter otherwise; a rename
-/// alone moves the name, which the next build takes.
+/// A query that names a user's table, built (`build`, given the table's quoted, qualified name)
+/// from the table's OID, and run only if, when parsed, every relation it names is the table (or
+/// pg_catalog's, hlculid's): the readers' guard (src/base/read_guard.rs). A schema's owner who
+/// renames the schema and puts a view of that name in its place would run her code as the
+/// waiter otherwise. The name is looked up in the catalog caches at each run, and the query
+/// built again when it changed (a rename moves it: the wait goes on with the table).
 struct PinnedQuery {
     relation: pg_sys::Oid,
-    build: Box<dyn Fn() -> Option<CString>>,
+    name: String,
+    sql: CString,
+    build: Box<dyn Fn(&str) -> Option<CString>>,
 }
 
 impl PinnedQuery {
     /// `relation`'s query as `build` makes it (None: no such table now).
-    fn new(relation: pg_sys::Oid, build: impl Fn() -> Option<CString> + 'static) -> Option<Self> {
-        build()?;
+    fn new(
+        relation: pg_sys::Oid,
+        build: impl Fn(&str) -> Option<CString> + 'static,
+    ) -> Option<Self> {
+        let name = table_name(relation)?;
+        let sql = build(&name)?;
         Some(PinnedQuery {
             relation,
+            name,
+            sql,
             build: Box::new(build),
         })
     }
 
     /// The first row, with a new snapshot.
-    fn run(&self, args: &[Arg], ncols: usize, text: bool) -> FirstRow {
-        let Some(sql) = (self.build)() else {
-            UserError::new(
-                Condition::UndefinedTable,
-                "the table being waited on no longer exists",
-            )
-            .raise()
-        };
-        crate::base::read_guard::arm(self.relation, sql.clone());
-        let row = first_row(&sql, args, false, ncols, text);
+    fn run(&mut self, args: &[Arg], ncols: usize, text: bool) -> FirstRow {
+        // SAFETY: takes in other sessions' catalog changes, as any new lock would.
+        unsafe { pg_sys::AcceptInvalidationMessages() };
+        let name = table_name(self.relation);
+        if name.as_deref() != Some(self.name.as_str()) {
+            let Some(sql) = name.as_deref().and_then(|n| (self.build)(n)) else {
+                UserError::new(
+                    Condition::UndefinedTable,
+                    "the table being waited on no longer exists",
+                )
+                .raise()
+            };
+            (self.name, self.sql) = (name.unwrap_or_default(), sql);
+        }
+        crate::base::read_guard::arm(self.relation, self.sql.clone());
+        let row = first_row(&self.sql, args, false, ncols, text);
         crate::base::read_guard::disarm();
         row
     }
 }
 
-/// The table of `row_type` and `id_column`, quoted for a query's text: `"schema"."table"`,
-/// `"column"` (None for a table that is gone). For the cheap re-checks, once a full check
-/// (through `hlculid_read`, which checks the table, the column and the transaction) passed.
-fn quoted_names(row_type: pg_sys::Oid, id_column: &str) -> Option<(String, String)> {
-    let column = pgrx::datum::IntoDatum::into_datum(id_column);
-    let both = query_text(
-        c"SELECT pg_catalog.format('%I.%I %I', n.nspname, c.relname, $2) \
-          FROM pg_catalog.pg_type t JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) t.typrelid \
-          JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace \
-          WHERE t.oid OPERATOR(pg_catalog.=) $1",
-        &[
-            (pg_sys::OIDOID, Some(pg_sys::Datum::from(row_type))),
-            (pg_sys::TEXTOID, column),
-        ],
-        // a new snapshot: a rename since the wait began shows
-        true,
-    )?;
-    // a quoted identifier may hold spaces, but never an unquoted one: split at the last space
-    // outside quotes, which %I puts between the two
-    let split = split_last_unquoted_space(&both)?;
-    Some((both[..split].to_owned(), both[split + 1..].to_owned()))
+/// `name` quoted as PostgreSQL quotes an identifier.
+fn quote_ident(name: &CStr) -> Option<String> {
+    // SAFETY: a NUL-terminated string; PostgreSQL returns it or a quoted copy, read at once.
+    unsafe { CStr::from_ptr(pg_sys::quote_identifier(name.as_ptr())) }
+        .to_str()
+        .ok()
+        .map(str::to_owned)
+}
+
+/// The relation's quoted, qualified name as the catalog caches have it (None: no such table).
+fn table_name(relation: pg_sys::Oid) -> Option<String> {
+    // SAFETY: lsyscache lookups by OID; each string is palloc'd (or NULL for none), read at once.
+    unsafe {
+        let table = pg_sys::get_rel_name(relation);
+        if table.is_null() {
+            return None;
+        }
+        let schema = pg_sys::get_namespace_name(pg_sys::get_rel_namespace(relation));
+        if schema.is_null() {
+            return None;
+        }
+        Some(format!(
+            "{}.{}",
+            quote_ident(CStr::from_ptr(schema))?,
+            quote_ident(CStr::from_ptr(table))?
+        ))
+    }
+}
+
+/// The id column, quoted (None: a name with a NUL, which no column has).
+fn quoted_column(id_column: &str) -> Option<String> {
+    quote_ident(&CString::new(id_column).ok()?)
 }
 
 /// The table of row type `row_type` (None: none).
@@ -774,31 +800,17 @@ fn relation_of(row_type: pg_sys::Oid) -> Option<pg_sys::Oid> {
     found[0].map(|d| pg_sys::Oid::from(d.value() as u32))
 }
 
-fn split_last_unquoted_space(s: &str) -> Option<usize> {
-    let mut quoted = false;
-    let mut at = None;
-    for (i, ch) in s.char_indices() {
-        match ch {
-            '"' => quoted = !quoted,
-            ' ' if !quoted => at = Some(i),
-            _ => {}
-        }
-    }
-    at
-}
-
 /// The cheap re-check on a table of this server: (rows after `$1` below the horizon `$2`, rows
 /// after `$1` the horizon hides), the horizon taken in Rust before the query's new snapshot (the
 /// two-statement rule).
 fn fast_check_query(row_type: pg_sys::Oid, id_column: &str) -> Option<PinnedQuery> {
-    let id_column = id_column.to_owned();
-    PinnedQuery::new(relation_of(row_type)?, move || {
-        fast_check_sql(row_type, &id_column)
+    let column = quoted_column(id_column)?;
+    PinnedQuery::new(relation_of(row_type)?, move |table| {
+        fast_check_sql(table, &column)
     })
 }
 
-fn fast_check_sql(row_type: pg_sys::Oid, id_column: &str) -> Option<CString> {
-    let (table, column) = quoted_names(row_type, id_column)?;
+fn fast_check_sql(table: &str, column: &str) -> Option<CString> {
     CString::new(format!(
         "SELECT EXISTS (SELECT FROM {table} t WHERE ($1 IS NULL OR t.{column} OPERATOR(pg_catalog.>) $1) \
          AND t.{column} OPERATOR(pg_catalog.<) $2), \
@@ -829,14 +841,13 @@ const CONSUMER_CITUS_CHECKS: &str = "pg_catalog.num_nulls(pg_catalog.hlculid_clu
 /// The re-check on a table Citus manages (`$1`: the position): the first id after it, one
 /// multi-shard `ORDER BY .. LIMIT 1` (as `hlculid_read`'s, with no upper bound).
 fn first_after_query(row_type: pg_sys::Oid, id_column: &str) -> Option<PinnedQuery> {
-    let id_column = id_column.to_owned();
-    PinnedQuery::new(relation_of(row_type)?, move || {
-        first_after_sql(row_type, &id_column)
+    let column = quoted_column(id_column)?;
+    PinnedQuery::new(relation_of(row_type)?, move |table| {
+        first_after_sql(table, &column)
     })
 }
 
-fn first_after_sql(row_type: pg_sys::Oid, id_column: &str) -> Option<CString> {
-    let (table, column) = quoted_names(row_type, id_column)?;
+fn first_after_sql(table: &str, column: &str) -> Option<CString> {
     CString::new(format!(
         "SELECT t.{column}::pg_catalog.text FROM {table} t \
          WHERE $1 IS NULL OR t.{column} OPERATOR(pg_catalog.>) $1 \
@@ -961,7 +972,7 @@ fn citus_check(
 }
 
 /// [`first_after_query`]'s id, read with a new snapshot.
-fn first_after(query: &PinnedQuery, after: Arg) -> Option<u128> {
+fn first_after(query: &mut PinnedQuery, after: Arg) -> Option<u128> {
     query
         .run(&[after], 0, true)
         .text
@@ -1281,7 +1292,7 @@ fn consumer_on_citus(
     consumer: &str,
     name: Arg,
     mine: &str,
-    query: &PinnedQuery,
+    query: &mut PinnedQuery,
     horizon: u128,
 ) -> (Found, Option<Option<u128>>, Option<u128>) {
     let found = consumer_found(
@@ -1400,10 +1411,9 @@ fn consumer_column(name: &Arg, mine: &str) -> Option<String> {
 /// before the query), with the consumer's id column as it is now: (rows below the horizon, rows
 /// the horizon hides).
 fn consumer_fast_read(row_type: pg_sys::Oid, name: &Arg, mine: &str) -> Option<PinnedQuery> {
-    let id_column = consumer_column(name, mine)?;
+    let column = quoted_column(&consumer_column(name, mine)?)?;
     let mine = mine.to_owned();
-    PinnedQuery::new(relation_of(row_type)?, move || {
-        let (table, column) = quoted_names(row_type, &id_column)?;
+    PinnedQuery::new(relation_of(row_type)?, move |table| {
         let after = format!(
             "SELECT FROM {table} t WHERE (c.position IS NULL OR t.{column} OPERATOR(pg_catalog.>) c.position)"
         );

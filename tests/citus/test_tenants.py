@@ -160,3 +160,22 @@ def test_a_key_of_a_type_outside_pg_catalog_is_passed_as_its_own_type(citus):
         assert co.one("SELECT count(*) FROM hlculid_read_key(NULL::tenant_domain, 'tenant_id', 2::tenant_key, NULL)") == 10
     finally:
         co.sql("DROP TABLE tenant_domain; DROP DOMAIN tenant_key")
+
+
+def test_a_fixed_length_key_is_compared_at_its_length(citus):
+    """A `char(3)` key: the query casts the key to `pg_catalog.bpchar`, not format_type's
+    `character` (which is character(1), and cut tenant 'ab' to 'a': another tenant's rows; the
+    fifth review of 0.6.0)."""
+    co = citus.coordinator
+    co.sql("CREATE TABLE tenant_char (tenant_id char(3), id hlculid DEFAULT hlculid_generate(), "
+           "PRIMARY KEY (tenant_id, id))")
+    try:
+        co.sql("INSERT INTO tenant_char (tenant_id) VALUES ('a'), ('a'), ('ab')")
+        deadline = time.monotonic() + 30
+        while not co.one("SELECT hlculid_horizon() > (SELECT max(id) FROM tenant_char)"):
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        assert co.sql("SELECT tenant_id FROM hlculid_read_key(NULL::tenant_char, 'tenant_id', 'ab', NULL)") == [("ab ",)]
+        assert co.one("SELECT count(*) FROM hlculid_read_key(NULL::tenant_char, 'tenant_id', 'a', NULL)") == 2
+    finally:
+        co.sql("DROP TABLE tenant_char")
