@@ -714,8 +714,11 @@ struct PinnedQuery {
     relation: pg_sys::Oid,
     name: String,
     sql: CString,
-    build: Box<dyn Fn(&str) -> Option<CString>>,
+    build: Box<BuildQuery>,
 }
+
+/// Makes a [`PinnedQuery`]'s text from the table's quoted, qualified name.
+type BuildQuery = dyn Fn(&str) -> Option<CString>;
 
 impl PinnedQuery {
     /// `relation`'s query as `build` makes it (None: no such table now).
