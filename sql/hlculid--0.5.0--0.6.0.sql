@@ -306,7 +306,7 @@ $fn$;
 COMMENT ON FUNCTION hlculid_watermark(int4[]) IS 'smallest horizon of the publishers (NULL: all rows and this server''s own): below it the datastore has every event it will get from them; NULL while one has no row or a table is still synchronising';
 COMMENT ON FUNCTION hlculid_read_below(anyelement, hlculid, hlculid, int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below a bound taken before the call (a horizon, a watermark), read by index with a later snapshot';
 COMMENT ON FUNCTION hlculid_read(anyelement, hlculid, int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below the horizon: a cursor reader that never misses a row';
-COMMENT ON FUNCTION hlculid_expect_reads(pg_catalog.oid, text) IS 'until the transaction ends or the next call, a parse of exactly this query in this session raises 42P01 unless every relation it names is rel or one of pg_catalog''s or hlculid''s: the readers arm it before EXECUTE of a query built from a table''s name; NULL disarms';
+COMMENT ON FUNCTION hlculid_expect_reads(pg_catalog.oid, text) IS 'until the transaction ends or the next call, a parse of exactly this query in this session raises 42P01 unless every relation it names is rel or one of pg_catalog''s or hlculid''s: the readers arm it before EXECUTE of a query built from a table''s name; NULL disarms, and takes in other sessions'' catalog changes, so that a name formatted next is current';
 COMMENT ON FUNCTION hlculid_require_read_committed(text) IS 'the one READ COMMITTED rule of the horizon, watermark and reader functions: 0A000 naming the caller in a REPEATABLE READ or SERIALIZABLE transaction; READ UNCOMMITTED is READ COMMITTED';
 COMMENT ON FUNCTION hlculid_read_watermark(anyelement, hlculid, int4[], int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below the watermark of the publishers: a reader of many publishers that never misses a row';
 -- Citus (0.5.0): readers of tables that Citus spreads over many nodes. Each node's horizon covers
@@ -1300,6 +1300,7 @@ BEGIN
     -- table's name is built anew where it runs and read only if that name still gives the table
     -- when parsed (src/base/read_guard.rs: a schema's owner could rename the schema and put her
     -- view of that name in its place)
+    PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
     q := format('SELECT count(*) FILTER (WHERE %1$I IS NULL),
                         count(*) FILTER (WHERE %1$I IS NOT NULL AND NOT (%2$s)),
                         min(%1$I) FILTER (WHERE NOT (%2$s))::text,
@@ -1354,6 +1355,7 @@ BEGIN
         n := 0;
         -- the rows in order, `more` false on the last; the cursor is kept (materialised) at
         -- the first COMMIT, so the order is the one of this pass's snapshot
+        PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
         q := format(
             'SELECT t.tableoid AS r, t.ctid AS c, %1$s AS ts, lead(true, 1, false) OVER w AS more
              FROM %2$s t WHERE t.%3$I IS NULL AND %4$s
@@ -1367,6 +1369,7 @@ BEGIN
             tsv[n] := b.ts;
             CONTINUE WHEN n < batch_size AND b.more;
 
+            PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
             EXECUTE format('LOCK TABLE %s IN SHARE UPDATE EXCLUSIVE MODE', tbl);
             -- a utility statement, which the parse check does not see: the lock must be the
             -- table's (its name could give another relation by then)
@@ -1386,6 +1389,7 @@ BEGIN
             known_to := tsv[n];
             LOOP
                 IF has_index THEN
+                    PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
                     q := format(busy_q, id_column, tbl);
                     PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
                     EXECUTE q INTO STRICT busy USING tsv[1], known_to, publisher;
@@ -1393,6 +1397,7 @@ BEGIN
                 IF has_index AND NOT busy THEN
                     held := '{}';
                 ELSE
+                    PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
                     q := format(held_q, id_column, tbl);
                     PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
                     EXECUTE q INTO STRICT held USING tsv[1], known_to, publisher;
@@ -1418,6 +1423,7 @@ BEGIN
     END LOOP;
     RAISE NOTICE 'hlculid_backfill filled % rows of table "%" in % batches', total, tbl::text, batches;
     IF pass_filled < pass_found THEN
+        PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
         q := format('SELECT count(*) FROM %s t WHERE t.%I IS NULL AND %s', tbl, id_column, valid);
         PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
         EXECUTE q INTO left_null;

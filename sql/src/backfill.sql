@@ -153,6 +153,7 @@ BEGIN
     -- table's name is built anew where it runs and read only if that name still gives the table
     -- when parsed (src/base/read_guard.rs: a schema's owner could rename the schema and put her
     -- view of that name in its place)
+    PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
     q := format('SELECT count(*) FILTER (WHERE %1$I IS NULL),
                         count(*) FILTER (WHERE %1$I IS NOT NULL AND NOT (%2$s)),
                         min(%1$I) FILTER (WHERE NOT (%2$s))::text,
@@ -207,6 +208,7 @@ BEGIN
         n := 0;
         -- the rows in order, `more` false on the last; the cursor is kept (materialised) at
         -- the first COMMIT, so the order is the one of this pass's snapshot
+        PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
         q := format(
             'SELECT t.tableoid AS r, t.ctid AS c, %1$s AS ts, lead(true, 1, false) OVER w AS more
              FROM %2$s t WHERE t.%3$I IS NULL AND %4$s
@@ -220,6 +222,7 @@ BEGIN
             tsv[n] := b.ts;
             CONTINUE WHEN n < batch_size AND b.more;
 
+            PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
             EXECUTE format('LOCK TABLE %s IN SHARE UPDATE EXCLUSIVE MODE', tbl);
             -- a utility statement, which the parse check does not see: the lock must be the
             -- table's (its name could give another relation by then)
@@ -239,6 +242,7 @@ BEGIN
             known_to := tsv[n];
             LOOP
                 IF has_index THEN
+                    PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
                     q := format(busy_q, id_column, tbl);
                     PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
                     EXECUTE q INTO STRICT busy USING tsv[1], known_to, publisher;
@@ -246,6 +250,7 @@ BEGIN
                 IF has_index AND NOT busy THEN
                     held := '{}';
                 ELSE
+                    PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
                     q := format(held_q, id_column, tbl);
                     PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
                     EXECUTE q INTO STRICT held USING tsv[1], known_to, publisher;
@@ -271,6 +276,7 @@ BEGIN
     END LOOP;
     RAISE NOTICE 'hlculid_backfill filled % rows of table "%" in % batches', total, tbl::text, batches;
     IF pass_filled < pass_found THEN
+        PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
         q := format('SELECT count(*) FROM %s t WHERE t.%I IS NULL AND %s', tbl, id_column, valid);
         PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
         EXECUTE q INTO left_null;

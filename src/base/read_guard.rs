@@ -29,12 +29,18 @@ static mut PREVIOUS: pg_sys::post_parse_analyze_hook_type = None;
 static mut INSTALLED: bool = false;
 
 /// SQL `hlculid_expect_reads(rel, query)`: the next parse of `query` in this transaction raises
-/// unless every relation it names is `rel` or one of pg_catalog's or hlculid's.
+/// unless every relation it names is `rel` or one of pg_catalog's or hlculid's. NULL disarms,
+/// and takes in other sessions' catalog changes, so that a name formatted next is current (a
+/// long-running caller, as the backfill, between its statements).
 #[pg_extern(volatile, parallel_unsafe)]
 fn hlculid_expect_reads(rel: Option<pg_sys::Oid>, query: Option<&str>) {
     match (rel, query.and_then(|q| CString::new(q).ok())) {
         (Some(relation), Some(query)) => arm(relation, query),
-        _ => disarm(),
+        _ => {
+            disarm();
+            // SAFETY: what any new lock does: reads the invalidation queue.
+            unsafe { pg_sys::AcceptInvalidationMessages() };
+        }
     }
 }
 

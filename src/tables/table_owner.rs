@@ -229,7 +229,10 @@ fn hlculid_backfill_update(
         // The table's and the column's names quoted by PostgreSQL (format's %s of a regclass
         // qualifies and quotes, %I quotes), under the switch's pinned path, so the name is
         // qualified whatever the caller's path was: nothing of the caller's text reaches the
-        // query unquoted.
+        // query unquoted. The name as it is now (other sessions' catalog changes taken in
+        // first: a rename of the schema moves it).
+        // SAFETY: what any new lock does: reads the invalidation queue.
+        unsafe { pg_sys::AcceptInvalidationMessages() };
         let update = Spi::get_one_with_args::<String>(
             "SELECT pg_catalog.format('WITH f AS (UPDATE %s t SET %I = u.id \
              FROM (SELECT * FROM ROWS FROM (pg_catalog.unnest($1), pg_catalog.unnest($2::pg_catalog.tid[]), pg_catalog.unnest($3)) u(r, c, id) ORDER BY 1, 2) u \
