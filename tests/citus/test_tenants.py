@@ -139,6 +139,14 @@ def test_read_key_refuses_what_it_cannot_read_completely(citus):
         co.sql("DROP TABLE tenant_refuse, tenant_nokey")
 
 
+def horizon_past(co, table):
+    """Waits until this server's horizon passed every row of a (local) table."""
+    deadline = time.monotonic() + 30
+    while not co.one(f"SELECT hlculid_horizon() > (SELECT max(id) FROM {table})"):
+        assert time.monotonic() < deadline, f"the horizon did not pass the rows of {table}"
+        time.sleep(0.02)
+
+
 def test_a_key_of_a_type_outside_pg_catalog_is_passed_as_its_own_type(citus):
     """A key column of a domain (or any type outside pg_catalog): hlculid_read_key no longer
     names that type in its query (a swap of the type's schema would give another type when the
@@ -150,10 +158,7 @@ def test_a_key_of_a_type_outside_pg_catalog_is_passed_as_its_own_type(citus):
            "PRIMARY KEY (tenant_id, id))")
     try:
         co.sql("INSERT INTO tenant_domain (tenant_id) SELECT 1 + g % 3 FROM generate_series(1, 30) g")
-        deadline = time.monotonic() + 30
-        while not co.one("SELECT hlculid_horizon() > (SELECT max(id) FROM tenant_domain)"):
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
+        horizon_past(co, "tenant_domain")
         with pytest.raises(psycopg.errors.DatatypeMismatch) as e:
             co.sql("SELECT * FROM hlculid_read_key(NULL::tenant_domain, 'tenant_id', 2, NULL)")
         assert "tenant_key" in e.value.diag.message_hint, e.value.diag.message_hint
@@ -171,10 +176,7 @@ def test_a_fixed_length_key_is_compared_at_its_length(citus):
            "PRIMARY KEY (tenant_id, id))")
     try:
         co.sql("INSERT INTO tenant_char (tenant_id) VALUES ('a'), ('a'), ('ab')")
-        deadline = time.monotonic() + 30
-        while not co.one("SELECT hlculid_horizon() > (SELECT max(id) FROM tenant_char)"):
-            assert time.monotonic() < deadline
-            time.sleep(0.02)
+        horizon_past(co, "tenant_char")
         assert co.sql("SELECT tenant_id FROM hlculid_read_key(NULL::tenant_char, 'tenant_id', 'ab', NULL)") == [("ab ",)]
         assert co.one("SELECT count(*) FROM hlculid_read_key(NULL::tenant_char, 'tenant_id', 'a', NULL)") == 2
     finally:
