@@ -760,30 +760,39 @@ impl PinnedQuery {
 
 /// `name` quoted as PostgreSQL quotes an identifier.
 fn quote_ident(name: &CStr) -> Option<String> {
-    // SAFETY: a NUL-terminated string; PostgreSQL returns it or a quoted copy, read at once.
-    unsafe { CStr::from_ptr(pg_sys::quote_identifier(name.as_ptr())) }
-        .to_str()
-        .ok()
-        .map(str::to_owned)
+    // SAFETY: a NUL-terminated string; PostgreSQL returns it or a palloc'd quoted copy, read at
+    // once and freed (a wait checks many times in one memory context).
+    unsafe {
+        let quoted = pg_sys::quote_identifier(name.as_ptr());
+        let out = CStr::from_ptr(quoted).to_str().ok().map(str::to_owned);
+        if quoted != name.as_ptr() {
+            pg_sys::pfree(quoted as *mut core::ffi::c_void);
+        }
+        out
+    }
 }
 
 /// The relation's quoted, qualified name as the catalog caches have it (None: no such table).
 fn table_name(relation: pg_sys::Oid) -> Option<String> {
-    // SAFETY: lsyscache lookups by OID; each string is palloc'd (or NULL for none), read at once.
+    // SAFETY: lsyscache lookups by OID; each string is palloc'd (or NULL for none), read at once
+    // and freed (a wait checks many times in one memory context).
     unsafe {
         let table = pg_sys::get_rel_name(relation);
         if table.is_null() {
             return None;
         }
         let schema = pg_sys::get_namespace_name(pg_sys::get_rel_namespace(relation));
-        if schema.is_null() {
-            return None;
-        }
-        Some(format!(
-            "{}.{}",
-            quote_ident(CStr::from_ptr(schema))?,
-            quote_ident(CStr::from_ptr(table))?
-        ))
+        let name = if schema.is_null() {
+            None
+        } else {
+            let name = quote_ident(CStr::from_ptr(schema))
+                .zip(quote_ident(CStr::from_ptr(table)))
+                .map(|(s, t)| format!("{s}.{t}"));
+            pg_sys::pfree(schema as *mut core::ffi::c_void);
+            name
+        };
+        pg_sys::pfree(table as *mut core::ffi::c_void);
+        name
     }
 }
 
