@@ -1225,12 +1225,7 @@ fn hlculid_consumer_wait(
                         || consumer_position(name_arg, mine)
                             .is_some_and(|p| Some(p) == read_after.get())
                 },
-                || {
-                    consumer_found(
-                        &fresh_query(&consumer_check("false", "false", mine), &[name_arg], 4),
-                        consumer,
-                    )
-                },
+                || consumer_retries(consumer, name_arg, mine),
                 |horizon| {
                     let (found, after, first) =
                         consumer_on_citus(consumer, name_arg, mine, query, horizon);
@@ -1307,10 +1302,7 @@ fn consumer_on_citus(
     query: &mut PinnedQuery,
     horizon: u128,
 ) -> (Found, Option<Option<u128>>, Option<u128>) {
-    let found = consumer_found(
-        &fresh_query(&consumer_check("false", "false", mine), &[name], 4),
-        consumer,
-    );
+    let found = consumer_retries(consumer, name, mine);
     if found.ready {
         return (found, None, None);
     }
@@ -1325,6 +1317,15 @@ fn consumer_on_citus(
     );
     let ready = first.is_some_and(|m| m < horizon);
     (Found { ready, ..found }, position, first)
+}
+
+/// A consumer's check of its own tables only (it exists; a retry due, or when the next falls
+/// due): what needs no read of its table and no horizon.
+fn consumer_retries(consumer: &str, name: Arg, mine: &str) -> Found {
+    consumer_found(
+        &fresh_query(&consumer_check("false", "false", mine), &[name], 4),
+        consumer,
+    )
 }
 
 /// The calling role's consumer `name`'s position, with a new snapshot: None when there is no
