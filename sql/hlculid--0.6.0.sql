@@ -13,11 +13,10 @@ CREATE TYPE hlculid; -- shell, completed below once its I/O functions exist
 
 /* <begin connected objects> */
 
-CREATE FUNCTION hlculid_bigint_decode(id bigint,
-    OUT ts timestamptz, OUT counter int4, OUT publisher int4)
-RETURNS record
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
+CREATE  FUNCTION "hlculid_generate_bigint"() RETURNS bigint /* i64 */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -31,6 +30,15 @@ CREATE FUNCTION hlculid_out(v hlculid) RETURNS cstring
 /* </end connected objects> */
 
 /* <begin connected objects> */
+
+CREATE FUNCTION hlculid_bigint_decode(id bigint,
+    OUT ts timestamptz, OUT counter int4, OUT publisher int4)
+RETURNS record
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 -- requires:
 --   hlculid_shell
 
@@ -41,14 +49,6 @@ CREATE FUNCTION hlculid_recv("internal" internal) RETURNS hlculid
 CREATE FUNCTION hlculid_send(v hlculid) RETURNS bytea
     IMMUTABLE STRICT PARALLEL SAFE
     LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_send_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-
-CREATE  FUNCTION "hlculid_generate_bigint"() RETURNS bigint /* i64 */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -232,26 +232,6 @@ CREATE TYPE hlculid (
     STORAGE = plain
 );
 COMMENT ON TYPE hlculid IS '128-bit time-ordered id: 48-bit Unix ms, 16-bit hybrid logical clock counter, 16-bit publisher, 48 random bits';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
-    STRICT VOLATILE PARALLEL RESTRICTED
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_from_uuid_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -775,20 +755,95 @@ COMMENT ON FUNCTION hlculid_drop_partitions_as_owner(regclass, timestamptz, bool
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid, /* Option < Hlculid > */
-	"allow_future" bool /* Option < bool > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_from_uuid_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
+    STRICT VOLATILE PARALLEL RESTRICTED
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_eq_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_eq_uuid_wrapper';
+
+CREATE OPERATOR = (
+	PROCEDURE="hlculid_eq_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = =,
+	NEGATOR = <>,
+	RESTRICT = eqsel,
+	JOIN = eqjoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid /* Option < Hlculid > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
+	"pid" INT,  /* Option < i32 > */
+	"transaction" bigint,  /* Option < i64 > */
+	"holds_at" hlculid  /* Hlculid */
+)
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_ge_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_ge_uuid_wrapper';
+
+CREATE OPERATOR >= (
+	PROCEDURE="hlculid_ge_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = <=,
+	NEGATOR = <,
+	RESTRICT = scalargesel,
+	JOIN = scalargejoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_holds_since"() RETURNS TABLE (
+	"pid" INT,  /* Option < i32 > */
+	"transaction" bigint,  /* Option < i64 > */
+	"holds_at" hlculid,  /* Hlculid */
+	"since" timestamp with time zone  /* Option < TimestampWithTimeZone > */
+)
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_since_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1111,44 +1166,6 @@ COMMENT ON FUNCTION hlculid_backfill_update(regclass, text, oid[], text[], hlcul
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_uuidv7"(
-	"u" uuid /* pgrx :: Uuid */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash"(
-	"v" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_ge_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_ge_uuid_wrapper';
-
-CREATE OPERATOR >= (
-	PROCEDURE="hlculid_ge_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = <=,
-	NEGATOR = <,
-	RESTRICT = scalargesel,
-	JOIN = scalargejoinsel
-);
-/* </end connected objects> */
-
-/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_from_parts"(
 	"ts" timestamp with time zone, /* TimestampWithTimeZone */
 	"counter" INT, /* i32 */
@@ -1158,113 +1175,6 @@ CREATE  FUNCTION "hlculid_from_parts"(
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash_extended"(
-	"v" hlculid, /* Hlculid */
-	"seed" bigint /* i64 */
-) RETURNS bigint /* i64 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_cluster_horizon"(
-	"max_wait" interval DEFAULT '10 s' /* Option < Interval > */
-) RETURNS hlculid /* Option < Hlculid > */
-VOLATILE PARALLEL UNSAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_cluster_horizon_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_eq_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_eq_uuid_wrapper';
-
-CREATE OPERATOR = (
-	PROCEDURE="hlculid_eq_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = =,
-	NEGATOR = <>,
-	RESTRICT = eqsel,
-	JOIN = eqjoinsel
-);
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bigint"(
-	"id" bigint /* i64 */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid /* Option < Hlculid > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_clock_recover
---   hlculid_clock_recover_allowing
-
-
-REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
-REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
-	"pid" INT,  /* Option < i32 > */
-	"transaction" bigint,  /* Option < i64 > */
-	"holds_at" hlculid  /* Hlculid */
-)
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bytea"(
-	"b" bytea /* & [u8] */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_holds_since"() RETURNS TABLE (
-	"pid" INT,  /* Option < i32 > */
-	"transaction" bigint,  /* Option < i64 > */
-	"holds_at" hlculid,  /* Hlculid */
-	"since" timestamp with time zone  /* Option < TimestampWithTimeZone > */
-)
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_since_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1288,6 +1198,64 @@ CREATE OPERATOR > (
 /* </end connected objects> */
 
 /* <begin connected objects> */
+CREATE  FUNCTION "hlculid_hash"(
+	"v" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_bytea"(
+	"b" bytea /* & [u8] */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid, /* Option < Hlculid > */
+	"allow_future" bool /* Option < bool > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_clock_recover
+--   hlculid_clock_recover_allowing
+
+
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_cluster_horizon"(
+	"max_wait" interval DEFAULT '10 s' /* Option < Interval > */
+) RETURNS hlculid /* Option < Hlculid > */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_cluster_horizon_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
@@ -1295,7 +1263,42 @@ AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_bigint"(
+	"id" bigint /* i64 */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_counter"(
+	"id" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 -- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_hash_extended"(
+	"v" hlculid, /* Hlculid */
+	"seed" bigint /* i64 */
+) RETURNS bigint /* i64 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1308,19 +1311,16 @@ AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
+CREATE  FUNCTION "hlculid_from_uuidv7"(
+	"u" uuid /* pgrx :: Uuid */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_counter"(
-	"id" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
+-- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1630,25 +1630,6 @@ CREATE AGGREGATE max(hlculid) (
 /* <begin connected objects> */
 -- requires:
 --   hlculid_opclasses
---   hlculid_skipsupport
-
--- The one step of the install script that depends on the major: on PostgreSQL 18, btree's skip
--- support (function 6) in hlculid_ops. Idempotent: every upgrade script repeats it (its template
--- includes this file), so an update after pg_upgrade to 18 completes the catalog.
-DO $$
-BEGIN
-  IF current_setting('server_version_num')::int >= 180000 AND NOT EXISTS (
-      SELECT FROM pg_amproc p JOIN pg_opclass c ON c.opcfamily = p.amprocfamily
-      WHERE c.opcintype = 'hlculid'::regtype AND c.opcname = 'hlculid_ops' AND p.amprocnum = 6
-        AND c.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'btree')) THEN
-    ALTER OPERATOR FAMILY hlculid_ops USING btree ADD FUNCTION 6 (hlculid) hlculid_skipsupport(internal);
-  END IF;
-END $$;
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_opclasses
 --   server::hlculid_horizon_catch_up
 --   introspect::hlculid_clock
 --   read_committed::hlculid_require_read_committed
@@ -1776,6 +1757,25 @@ $fn$;
 COMMENT ON FUNCTION pg_catalog.hlculid_citus_table(pg_catalog.regclass) IS 'whether Citus manages the table (distributed, reference or Citus local); false without Citus';
 COMMENT ON FUNCTION pg_catalog.hlculid_cluster_pending() IS 'the distributed transactions running and the Citus prepared transactions on any node: what hlculid_cluster_horizon() waits for';
 COMMENT ON FUNCTION pg_catalog.hlculid_cluster_pending_here() IS 'on Citus: what on this node may still show an id below a horizon read before (distributed transactions running here, Citus prepared transactions), keyed by distributed transaction number; the cluster horizon''s worker reads it on every node each round';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_opclasses
+--   hlculid_skipsupport
+
+-- The one step of the install script that depends on the major: on PostgreSQL 18, btree's skip
+-- support (function 6) in hlculid_ops. Idempotent: every upgrade script repeats it (its template
+-- includes this file), so an update after pg_upgrade to 18 completes the catalog.
+DO $$
+BEGIN
+  IF current_setting('server_version_num')::int >= 180000 AND NOT EXISTS (
+      SELECT FROM pg_amproc p JOIN pg_opclass c ON c.opcfamily = p.amprocfamily
+      WHERE c.opcintype = 'hlculid'::regtype AND c.opcname = 'hlculid_ops' AND p.amprocnum = 6
+        AND c.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'btree')) THEN
+    ALTER OPERATOR FAMILY hlculid_ops USING btree ADD FUNCTION 6 (hlculid) hlculid_skipsupport(internal);
+  END IF;
+END $$;
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1999,41 +1999,6 @@ COMMENT ON VIEW hlculid.hlculid_cluster_nodes IS 'on Citus: every node as the cl
 /* <begin connected objects> */
 -- requires:
 --   hlculid_horizons
---   server::hlculid_horizon_holds_since
-
--- What holds this server's horizon back, with what a DBA needs to end it (0.4.0; 0.6.0: `lag`
--- and `since`). `lag` is how long the holder has held readers back: from when its transaction
--- made its first id (hlculid_horizon_holds_since(), kept in the backend's slot and in the
--- prepared transaction's hold), else from its PREPARE (a hold reloaded at a start keeps no time).
--- 0.5.0 measured it from the time of `holds_at`, the clock's last value when the transaction
--- began: on an idle server that is the last id made, seconds or hours before, and a transaction
--- 0.5 s old showed a lag of that age. One source: the install script takes it through the
--- module src/horizon/published.rs, the 0.5.0 -> 0.6.0 update includes it (CREATE OR REPLACE
--- keeps the view's OID, grants and comment; `since` is a column added at the end).
-CREATE OR REPLACE VIEW hlculid.hlculid_horizon_holders AS
-SELECT h.pid,
-       a.xact_start,
-       a.state,
-       h.transaction AS prepared_xid,
-       p.gid,
-       h.holds_at,
-       pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) COALESCE(h.since, p.prepared) AS lag,
-       COALESCE(h.since, p.prepared) AS since
-FROM pg_catalog.hlculid_horizon_holds_since() h
-LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) h.pid
-LEFT JOIN pg_catalog.pg_prepared_xacts p
-       ON p.transaction::pg_catalog.text OPERATOR(pg_catalog.=) h.transaction::pg_catalog.text;
-
-COMMENT ON VIEW hlculid.hlculid_horizon_holders IS 'what holds this server''s horizon back: sessions and prepared transactions, since when (their first id), how long (lag)';
-COMMENT ON FUNCTION hlculid_horizon_holds_since() IS 'hlculid_horizon_holds() with since: when each holder''s transaction made its first id (NULL for a prepared transaction reloaded at a start)';
--- As hlculid_horizon_holds() (horizon_grants.sql): other sessions' pids and xids, for pg_monitor.
-REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds_since() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION hlculid_horizon_holds_since() TO pg_monitor;
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_horizons
 --   read_committed::hlculid_require_read_committed
 --   base::read_guard::hlculid_expect_reads
 
@@ -2119,12 +2084,15 @@ $fn$;
 -- call began (its own statement, READ COMMITTED): a bound the caller took before the call (its
 -- arguments are evaluated first) vouches for every row below it. The one place that checks the
 -- table and the column for the readers below. NULL `below` (a watermark not yet known): no rows.
+-- (On Citus its shard queries go outside transaction blocks, src/horizon/cluster.rs: an open
+-- transaction that only reads is no distributed transaction, which the cluster horizon would wait for.)
 CREATE OR REPLACE FUNCTION hlculid_read_below(table_row anyelement, after pg_catalog.hlculid,
                                    below pg_catalog.hlculid, max_rows int4 DEFAULT 1000,
                                    id_column name DEFAULT 'id')
 RETURNS SETOF anyelement
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
+SET citus.select_opens_transaction_block = off
 AS $fn$
 DECLARE
     rel regclass;
@@ -2268,12 +2236,15 @@ COMMENT ON FUNCTION hlculid_read_watermark(anyelement, hlculid, int4[], int4, na
 -- One source for the install script (through src/horizon/published.rs) and the 0.5.0 -> 0.6.0
 -- upgrade script.
 
+-- (On Citus its shard queries go outside transaction blocks, src/horizon/cluster.rs: an open
+-- transaction that only reads is no distributed transaction, which the cluster horizon would wait for.)
 CREATE FUNCTION hlculid_read_key(table_row anyelement, key_column name, key_value anycompatible,
                                  after pg_catalog.hlculid, max_rows int4 DEFAULT 1000,
                                  id_column name DEFAULT 'id')
 RETURNS SETOF anyelement
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
+SET citus.select_opens_transaction_block = off
 AS $fn$
 DECLARE
     rel regclass;
@@ -2382,6 +2353,41 @@ END
 $fn$;
 
 COMMENT ON FUNCTION hlculid_read_key(anyelement, name, anycompatible, hlculid, int4, name) IS 'the next rows of one key (a tenant) after an id, below the horizon (the cluster''s on Citus), in id order: a reader of one tenant''s events that never misses a row, a router query on a table distributed by the key';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_horizons
+--   server::hlculid_horizon_holds_since
+
+-- What holds this server's horizon back, with what a DBA needs to end it (0.4.0; 0.6.0: `lag`
+-- and `since`). `lag` is how long the holder has held readers back: from when its transaction
+-- made its first id (hlculid_horizon_holds_since(), kept in the backend's slot and in the
+-- prepared transaction's hold), else from its PREPARE (a hold reloaded at a start keeps no time).
+-- 0.5.0 measured it from the time of `holds_at`, the clock's last value when the transaction
+-- began: on an idle server that is the last id made, seconds or hours before, and a transaction
+-- 0.5 s old showed a lag of that age. One source: the install script takes it through the
+-- module src/horizon/published.rs, the 0.5.0 -> 0.6.0 update includes it (CREATE OR REPLACE
+-- keeps the view's OID, grants and comment; `since` is a column added at the end).
+CREATE OR REPLACE VIEW hlculid.hlculid_horizon_holders AS
+SELECT h.pid,
+       a.xact_start,
+       a.state,
+       h.transaction AS prepared_xid,
+       p.gid,
+       h.holds_at,
+       pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) COALESCE(h.since, p.prepared) AS lag,
+       COALESCE(h.since, p.prepared) AS since
+FROM pg_catalog.hlculid_horizon_holds_since() h
+LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) h.pid
+LEFT JOIN pg_catalog.pg_prepared_xacts p
+       ON p.transaction::pg_catalog.text OPERATOR(pg_catalog.=) h.transaction::pg_catalog.text;
+
+COMMENT ON VIEW hlculid.hlculid_horizon_holders IS 'what holds this server''s horizon back: sessions and prepared transactions, since when (their first id), how long (lag)';
+COMMENT ON FUNCTION hlculid_horizon_holds_since() IS 'hlculid_horizon_holds() with since: when each holder''s transaction made its first id (NULL for a prepared transaction reloaded at a start)';
+-- As hlculid_horizon_holds() (horizon_grants.sql): other sessions' pids and xids, for pg_monitor.
+REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds_since() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION hlculid_horizon_holds_since() TO pg_monitor;
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -2810,10 +2816,13 @@ BEGIN
 END
 $fn$;
 
+-- (On Citus its shard queries go outside transaction blocks, src/horizon/cluster.rs: an open
+-- transaction that only reads is no distributed transaction, which the cluster horizon would wait for.)
 CREATE FUNCTION hlculid_consume(consumer text, table_row anyelement, max_rows int4 DEFAULT 1000)
 RETURNS SETOF anyelement
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
+SET citus.select_opens_transaction_block = off
 AS $fn$
 DECLARE
     rel regclass;

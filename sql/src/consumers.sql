@@ -232,10 +232,13 @@ BEGIN
 END
 $fn$;
 
+-- (On Citus its shard queries go outside transaction blocks, src/horizon/cluster.rs: an open
+-- transaction that only reads is no distributed transaction, which the cluster horizon would wait for.)
 CREATE FUNCTION hlculid_consume(consumer text, table_row anyelement, max_rows int4 DEFAULT 1000)
 RETURNS SETOF anyelement
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
+SET citus.select_opens_transaction_block = off
 AS $fn$
 DECLARE
     rel regclass;

@@ -8,12 +8,15 @@
 -- One source for the install script (through src/horizon/published.rs) and the 0.5.0 -> 0.6.0
 -- upgrade script.
 
+-- (On Citus its shard queries go outside transaction blocks, src/horizon/cluster.rs: an open
+-- transaction that only reads is no distributed transaction, which the cluster horizon would wait for.)
 CREATE FUNCTION hlculid_read_key(table_row anyelement, key_column name, key_value anycompatible,
                                  after pg_catalog.hlculid, max_rows int4 DEFAULT 1000,
                                  id_column name DEFAULT 'id')
 RETURNS SETOF anyelement
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
+SET citus.select_opens_transaction_block = off
 AS $fn$
 DECLARE
     rel regclass;

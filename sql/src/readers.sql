@@ -80,12 +80,15 @@ $fn$;
 -- call began (its own statement, READ COMMITTED): a bound the caller took before the call (its
 -- arguments are evaluated first) vouches for every row below it. The one place that checks the
 -- table and the column for the readers below. NULL `below` (a watermark not yet known): no rows.
+-- (On Citus its shard queries go outside transaction blocks, src/horizon/cluster.rs: an open
+-- transaction that only reads is no distributed transaction, which the cluster horizon would wait for.)
 CREATE OR REPLACE FUNCTION hlculid_read_below(table_row anyelement, after pg_catalog.hlculid,
                                    below pg_catalog.hlculid, max_rows int4 DEFAULT 1000,
                                    id_column name DEFAULT 'id')
 RETURNS SETOF anyelement
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
+SET citus.select_opens_transaction_block = off
 AS $fn$
 DECLARE
     rel regclass;

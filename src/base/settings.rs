@@ -5,7 +5,7 @@
 
 use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
 use pgrx::prelude::*;
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::sync::OnceLock;
 
 /// -1 means "not set": derive one from the cluster's system identifier.
@@ -267,4 +267,35 @@ pub fn cluster_horizon_conninfo() -> Option<String> {
         .get()
         .map(|s| s.to_string_lossy().into_owned())
         .filter(|s| !s.trim().is_empty())
+}
+
+/// Runs `f` with another module's setting `name` at `value`, as a function's `SET` clause does
+/// (restored after, and at an error by the transaction's or subtransaction's abort); as it was
+/// when no loaded module defines the setting.
+pub fn with_setting<R>(name: &CStr, value: &CStr, f: impl FnOnce() -> R) -> R {
+    // SAFETY: a lookup by a NUL-terminated name; missing_ok, so NULL when undefined.
+    let defined = unsafe { !pg_sys::GetConfigOption(name.as_ptr(), true, false).is_null() };
+    if !defined {
+        return f();
+    }
+    // SAFETY: fmgr_security_definer's protocol for a function's SET clause: a new GUC nest
+    // level, the value saved at it, and the level popped (the old value back) after `f`.
+    let level = unsafe {
+        let level = pg_sys::NewGUCNestLevel();
+        pg_sys::set_config_option(
+            name.as_ptr(),
+            value.as_ptr(),
+            pg_sys::GucContext::PGC_USERSET,
+            pg_sys::GucSource::PGC_S_SESSION,
+            pg_sys::GucAction::GUC_ACTION_SAVE,
+            true,
+            0,
+            false,
+        );
+        level
+    };
+    let out = f();
+    // SAFETY: pops the level made above; `f` returned normally, so it is still the innermost.
+    unsafe { pg_sys::AtEOXact_GUC(true, level) };
+    out
 }

@@ -14,3 +14,11 @@ extension_sql_file!(
         read_committed::hlculid_require_read_committed,
     ],
 );
+
+/// A read of a Citus table sends its shard queries outside transaction blocks when its
+/// transaction is not yet distributed: so it takes no distributed transaction number, and a
+/// reader's or a consumer's open transaction is not among what the cluster horizon waits for.
+/// The readers' SQL functions carry it as a `SET` clause (tests/citus/test_waits.py checks them
+/// against this); the waits' checks set it in code ([`crate::base::settings::with_setting`]).
+pub const READ_OUTSIDE_BLOCKS: (&std::ffi::CStr, &std::ffi::CStr) =
+    (c"citus.select_opens_transaction_block", c"off");

@@ -752,7 +752,10 @@ impl PinnedQuery {
             (self.name, self.sql) = (name.unwrap_or_default(), sql);
         }
         crate::base::read_guard::arm(self.relation, self.sql.clone());
-        let row = first_row(&self.sql, args, false, ncols, text);
+        let (name, value) = crate::horizon::cluster::READ_OUTSIDE_BLOCKS;
+        let row = crate::base::settings::with_setting(name, value, || {
+            first_row(&self.sql, args, false, ncols, text)
+        });
         crate::base::read_guard::disarm();
         row
     }

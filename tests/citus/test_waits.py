@@ -11,6 +11,10 @@
   without reading the shards again, unless its position moved meanwhile.
 - `hlculid_read_below` with no bound, or one not past the position, asks no shard (the waits'
   first check raises hlculid_read's errors through it without reading).
+- hlculid's own reads of a Citus table (`hlculid_read`, `hlculid_consume`, `hlculid_read_key`,
+  the waits' checks) open no distributed transaction: a reader's or a consumer's transaction
+  left open after them holds no cluster horizon, where a plain multi-shard SELECT in a
+  transaction block does (the same run); a wait in a transaction block wakes on a commit.
 - The cluster horizon waits for every open distributed transaction, one that only read so far
   too: an id made by a part on another node that was killed early is shown only by it (the
   0.6.0 security review); a role with the id column's privilege only gets 42501 from a wait as
@@ -317,3 +321,84 @@ def test_a_wait_raises_what_the_read_raises_for_a_role_with_column_privileges_on
     finally:
         co.sql("DROP TABLE column_grants")
         co.sql("DROP ROLE column_reader")
+
+
+def test_a_readers_open_transaction_holds_no_cluster_horizon_where_a_plain_select_does(citus):
+    """hlculid's reads send their shard queries outside transaction blocks (READ_OUTSIDE_BLOCKS,
+    src/horizon/cluster.rs): a transaction that read through them and stays open (a consumer
+    handling its batch) is no distributed transaction, so the cluster horizon passes a row
+    committed meanwhile. A plain multi-shard SELECT in a transaction block (Citus' default sends
+    BEGIN to the workers) holds it until it ends: the contrast, in the same run."""
+    co = citus.coordinator
+    make_table(co, "open_readers")
+    co.sql("CREATE TABLE open_tenants (tenant_id int, id hlculid DEFAULT hlculid_generate(), "
+           "PRIMARY KEY (tenant_id, id))")
+    co.sql("SELECT create_distributed_table('open_tenants', 'tenant_id', shard_count => 4)")
+    co.sql("INSERT INTO open_readers (w, n) VALUES (0, 0)")
+    co.sql("INSERT INTO open_tenants (tenant_id) VALUES (3)")
+    eventually(lambda: co.one("SELECT hlculid_cluster_horizon() > (SELECT max(id) FROM open_readers)"))
+    co.sql("SELECT hlculid_consumer_create('open_c', 'open_readers')")
+
+    def passes_while_open(statement):
+        """Whether the cluster horizon passes a row committed while a transaction that ran
+        `statement` stays open."""
+        t = co.connect(autocommit=False)
+        try:
+            t.execute(statement).fetchall()
+            x = co.one("INSERT INTO open_readers (w, n) VALUES (1, 1) RETURNING id::text")
+            deadline = time.monotonic() + 1.5
+            while time.monotonic() < deadline:
+                if co.one("SELECT hlculid_cluster_horizon() > %s::hlculid", (x,)):
+                    return True
+                time.sleep(0.02)
+            return False
+        finally:
+            t.rollback()
+            t.close()
+
+    for statement in ("SELECT * FROM hlculid_read(NULL::open_readers, NULL)",
+                      "SELECT * FROM hlculid_consume('open_c', NULL::open_readers)",
+                      "SELECT * FROM hlculid_read_key(NULL::open_tenants, 'tenant_id', 3, NULL)",
+                      "SELECT hlculid_wait(NULL::open_readers, NULL, '0 s')",
+                      "SELECT hlculid_consumer_wait('open_c', '0 s')"):
+        assert passes_while_open(statement), statement
+    # the naive read holds it (and the horizon moves again once it ended)
+    assert not passes_while_open("SELECT count(*) FROM open_readers")
+    eventually(lambda: co.one("SELECT hlculid_cluster_horizon() > (SELECT max(id) FROM open_readers)"))
+    co.sql("SELECT hlculid_consumer_drop('open_c')")
+    co.sql("DROP TABLE open_readers, open_tenants")
+
+
+def test_a_wait_in_a_transaction_block_wakes_on_a_commit(citus):
+    """A wait called after BEGIN: its checks read the shards without making its transaction a
+    distributed one, which the horizon would wait for, and so the waiter for itself."""
+    co, (w1, _) = citus.coordinator, citus.workers
+    make_table(co, "block_waits")
+    co.sql("INSERT INTO block_waits (w, n) VALUES (0, 0)")
+    co.sql("SELECT hlculid_consumer_create('block_c', 'block_waits')")
+    for wait in ("SELECT hlculid_wait(NULL::block_waits, %s::hlculid, '8 s')",
+                 "SELECT hlculid_consumer_wait('block_c', '8 s')"):
+        # every row read, the consumer past them all
+        eventually(lambda: co.one("SELECT hlculid_cluster_horizon() > (SELECT max(id) FROM block_waits)"))
+        last = co.one("SELECT max(id)::text FROM block_waits")
+        co.sql("SELECT hlculid_consumer_reset('block_c', %s::hlculid)", (last,))
+        wait = wait.replace("%s", f"'{last}'")
+        got = {}
+
+        def waiter():
+            with co.connect(autocommit=False) as c:
+                got["ok"] = c.execute(wait).fetchone()[0]
+                got["at"] = time.perf_counter()
+                c.rollback()
+
+        t = threading.Thread(target=waiter)
+        t.start()
+        time.sleep(0.5)  # its first check is done
+        assert "ok" not in got, got
+        w1.sql("INSERT INTO block_waits (w, n) VALUES (1, 1)")
+        committed = time.perf_counter()
+        t.join(15)
+        assert got.get("ok") is True, (wait, got)
+        assert got["at"] - committed < 1, (wait, got["at"] - committed)
+    co.sql("SELECT hlculid_consumer_drop('block_c')")
+    co.sql("DROP TABLE block_waits")
