@@ -30,15 +30,6 @@ CREATE FUNCTION hlculid_out(v hlculid) RETURNS cstring
 /* </end connected objects> */
 
 /* <begin connected objects> */
-
-CREATE FUNCTION hlculid_bigint_decode(id bigint,
-    OUT ts timestamptz, OUT counter int4, OUT publisher int4)
-RETURNS record
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 -- requires:
 --   hlculid_shell
 
@@ -49,6 +40,15 @@ CREATE FUNCTION hlculid_recv("internal" internal) RETURNS hlculid
 CREATE FUNCTION hlculid_send(v hlculid) RETURNS bytea
     IMMUTABLE STRICT PARALLEL SAFE
     LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_send_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+
+CREATE FUNCTION hlculid_bigint_decode(id bigint,
+    OUT ts timestamptz, OUT counter int4, OUT publisher int4)
+RETURNS record
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -307,451 +307,19 @@ LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_cmp_wrapper';
 --   hlculid_type
 
 
-CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_to_ulid_wrapper';
+CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
+    STRICT VOLATILE PARALLEL RESTRICTED
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
 /* </end connected objects> */
 
 /* <begin connected objects> */
 -- requires:
 --   hlculid_type
 
--- Time partitions of a table keyed on an hlculid: `PARTITION BY RANGE (id)` with the bounds of
--- periods, created ahead and retired behind. Plain PL/pgSQL with a fixed `search_path`, so a
--- caller's path cannot change what runs: only pg_catalog, where the extension's own functions
--- live too (schema-qualified all the same: docs/security.md).
---
--- - Every bound is `hlculid_min` of a time, so a time an id cannot hold (before 1970, after
---   10889, infinite) is refused by it (22008) before anything is touched.
--- - The grid is fixed: fixed-length periods are binned from the Unix epoch (`date_bin`), months
---   counted from 1970-01. Re-runs from any start give the same periods.
--- - What exists is read from the partitions' bounds, never their names
---   (`hlculid_partition_bounds`), so partitions of another grid (0.2.0 aligned periods on their
---   first run's start) or made by hand are recognised: only the uncovered rest is created.
--- - Runs on a table are serialised by an advisory lock. At REPEATABLE READ the transaction's
---   snapshot predates the lock, so the partitions are listed with `pg_partition_tree` (it scans
---   pg_inherits with a fresh catalog snapshot) and a partition committed after the snapshot is
---   read through `pg_get_partition_constraintdef` (relcache), not through `pg_class`.
--- - Rows waiting in the default partition for a period being created are moved into the new
---   partition in the same transaction (DELETE from the default, attached, so logical
---   replication through the root sees a delete and an insert).
--- - As the table's owner (0.5.0): moving rows runs the table's triggers, defaults, constraints
---   and index expressions, so `hlculid_create_partitions` and `hlculid_drop_partitions` are
---   Rust entry points (src/tables/table_owner.rs) that switch to the owner in a security-restricted
---   operation, as VACUUM does, and call the bodies below, which refuse to run anywhere else.
 
-CREATE OR REPLACE FUNCTION hlculid_partition_bounds(parent regclass,
-    OUT partition regclass, OUT is_default boolean, OUT from_id hlculid, OUT to_id hlculid)
-RETURNS SETOF record
-LANGUAGE plpgsql VOLATILE STRICT
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    key name;
-    term_re text;
-    child oid;
-    bound text;
-    m text[];
-    n bigint;
-BEGIN
-    SELECT a.attname INTO key
-    FROM pg_partitioned_table p
-    JOIN pg_attribute a ON a.attrelid = p.partrelid AND a.attnum = p.partattrs[0]
-    WHERE p.partrelid = parent AND p.partstrat = 'r' AND p.partnatts = 1
-      AND a.atttypid = 'pg_catalog.hlculid'::regtype;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'table "%" is not partitioned by range on an hlculid column', parent::text
-            USING ERRCODE = 'wrong_object_type',
-                  HINT = 'Create it with PARTITION BY RANGE (id), where id is the hlculid key.';
-    END IF;
-    -- a bound in pg_get_partition_constraintdef's text: (key >= 'id'::...), with the operator
-    -- written OPERATOR(schema.>=) when the extension's schema is not on the search_path
-    term_re := regexp_replace('(' || quote_ident(key) || ' ', '([^[:alnum:]_ ])', E'\\\\\\1', 'g')
-        || '(?:(>=|<)|' || regexp_replace('OPERATOR(pg_catalog.', '([^[:alnum:]_ ])', E'\\\\\\1', 'g')
-        || E'(>=|<)\\)) ''([^'']*)''::';
-    -- pg_partition_tree lists the children as committed now (and locks them against DROP)
-    FOR child IN SELECT t.relid FROM pg_partition_tree(parent) t WHERE t.parentrelid = parent LOOP
-        partition := child;
-        is_default := false;
-        from_id := NULL;
-        to_id := NULL;
-        SELECT pg_get_expr(c.relpartbound, c.oid) INTO bound FROM pg_class c WHERE c.oid = child;
-        IF bound = 'DEFAULT' THEN
-            is_default := true;
-        ELSIF bound IS NOT NULL THEN
-            m := regexp_match(bound,
-                E'^FOR VALUES FROM \\((MINVALUE|''[^'']*'')\\) TO \\((MAXVALUE|''[^'']*'')\\)$');
-            IF m IS NULL THEN
-                RAISE EXCEPTION 'unexpected bound of partition "%": %', child::regclass::text, bound
-                    USING ERRCODE = 'internal_error';
-            END IF;
-            IF m[1] <> 'MINVALUE' THEN
-                from_id := btrim(m[1], '''')::pg_catalog.hlculid;
-            END IF;
-            IF m[2] <> 'MAXVALUE' THEN
-                to_id := btrim(m[2], '''')::pg_catalog.hlculid;
-            END IF;
-        ELSE
-            -- committed after this transaction's snapshot (REPEATABLE READ): its pg_class row is
-            -- not visible to queries, its partition constraint (from the relcache) is
-            bound := pg_get_partition_constraintdef(child);
-            IF bound IS NULL OR strpos(bound, '(NOT (') > 0 THEN
-                is_default := true;
-            ELSE
-                -- a partition of a partition carries its parent's bounds too: the tightest hold
-                SELECT pg_catalog.max(v[3]::pg_catalog.hlculid) FILTER (WHERE coalesce(v[1], v[2]) = '>='),
-                       pg_catalog.min(v[3]::pg_catalog.hlculid) FILTER (WHERE coalesce(v[1], v[2]) = '<'),
-                       count(*)
-                INTO from_id, to_id, n
-                FROM regexp_matches(bound, term_re, 'g') v;
-                -- never take a constraint not understood for (MINVALUE) TO (MAXVALUE)
-                IF n = 0 AND bound <> '(' || quote_ident(key) || ' IS NOT NULL)' THEN
-                    RAISE EXCEPTION 'unexpected partition constraint of "%": %', child::regclass::text, bound
-                        USING ERRCODE = 'internal_error';
-                END IF;
-            END IF;
-        END IF;
-        RETURN NEXT;
-    END LOOP;
-END
-$fn$;
-
-CREATE OR REPLACE FUNCTION hlculid_create_partitions(
-    parent regclass, from_ts timestamptz, to_ts timestamptz, every interval DEFAULT '1 month')
-RETURNS SETOF regclass
-LANGUAGE c VOLATILE STRICT
-AS 'MODULE_PATHNAME', 'hlculid_create_partitions_wrapper';
-
-CREATE OR REPLACE FUNCTION hlculid_drop_partitions(
-    parent regclass, older_than timestamptz, detach_only boolean DEFAULT false)
-RETURNS SETOF text
-LANGUAGE c VOLATILE STRICT
-AS 'MODULE_PATHNAME', 'hlculid_drop_partitions_wrapper';
-
-CREATE OR REPLACE FUNCTION hlculid_create_partitions_as_owner(
-    parent regclass, from_ts timestamptz, to_ts timestamptz, every interval)
-RETURNS SETOF regclass
-LANGUAGE plpgsql VOLATILE STRICT
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    -- bytes of an hlculid sort like the ids; these two stand for MINVALUE and MAXVALUE
-    bottom constant bytea := ''::bytea;
-    top constant bytea := decode(repeat('ff', 17), 'hex');
-    -- the last instant an id can hold: a period ending after it is bounded by MAXVALUE
-    last_ts constant timestamptz :=
-        pg_catalog.hlculid_ts('FFFFFFFFFFFF-FFFF-FFFF-FFFFFFFFFFFF'::pg_catalog.hlculid);
-    span_lo bytea;
-    span_hi bytea;
-    months int;
-    days int;
-    usecs numeric;
-    stride interval;
-    unit text;
-    mi int;
-    s timestamp;
-    e timestamp;
-    p_lo bytea[] := '{}';
-    p_hi bytea[] := '{}';
-    ex_lo bytea[];
-    ex_hi bytea[];
-    def regclass;
-    g_lo bytea[] := '{}';
-    g_hi bytea[] := '{}';
-    cursor_ bytea;
-    i int;
-    j int := 1;
-    k int;
-    nsp name;
-    rel name;
-    key name;
-    cols text;
-    t timestamp;
-    stamp text;
-    tail text;
-    pre text;
-    part name;
-    n int;
-    lo_txt text;
-    hi_txt text;
-    cond text;
-    moving boolean;
-    moved bigint;
-    moving_tab text;
-    fk record;
-    fk_name text;
-    fk_table text;
-    fk_oid oid;
-    fk_up oid;
-BEGIN
-    IF NOT pg_catalog.hlculid_acting_as_owner(parent::pg_catalog.oid) THEN
-        RAISE EXCEPTION 'hlculid_create_partitions_as_owner runs only inside hlculid_create_partitions'
-            USING ERRCODE = 'insufficient_privilege',
-                  HINT = 'Call hlculid_create_partitions, which runs it as the table''s owner.';
-    END IF;
-    -- every input is checked before anything is locked or changed
-    span_lo := pg_catalog.hlculid_min(from_ts)::bytea;
-    span_hi := pg_catalog.hlculid_min(to_ts)::bytea;
-    months := extract(year FROM every)::int * 12 + extract(month FROM every)::int;
-    days := extract(day FROM every)::int;
-    usecs := extract(epoch FROM every - make_interval(months => months, days => days)) * 1000000;
-    IF months <> 0 AND (days <> 0 OR usecs <> 0) THEN
-        RAISE EXCEPTION 'partition interval "%" mixes months with days or smaller units', every
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Use whole months (such as 3 months), or a fixed length (such as 7 days or 15 minutes).';
-    ELSIF months > 0 THEN
-        unit := 'month';
-    ELSIF months = 0 AND days::numeric * 86400000000 + usecs > 0
-          AND (days::numeric * 86400000000 + usecs) % 60000000 = 0 THEN
-        stride := make_interval(secs => ((days::numeric * 86400000000 + usecs) / 1000000)::float8);
-        unit := CASE WHEN (days::numeric * 86400000000 + usecs) % 86400000000 = 0 THEN 'day'
-                     WHEN (days::numeric * 86400000000 + usecs) % 3600000000 = 0 THEN 'hour'
-                     ELSE 'minute' END;
-    ELSE
-        RAISE EXCEPTION 'partition interval "%" is not a positive whole number of months or minutes', every
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Use whole months (such as 3 months), or a fixed length (such as 7 days or 15 minutes).';
-    END IF;
-    IF to_ts <= from_ts THEN
-        RETURN;
-    END IF;
-
-    -- the periods that meet [from_ts, to_ts), on the fixed grid, in UTC
-    IF unit = 'month' THEN
-        mi := (extract(year FROM from_ts AT TIME ZONE 'UTC')::int - 1970) * 12
-              + extract(month FROM from_ts AT TIME ZONE 'UTC')::int - 1;
-        mi := mi - mi % months;
-        s := timestamp '1970-01-01' + make_interval(months => mi);
-    ELSE
-        s := date_bin(stride, from_ts AT TIME ZONE 'UTC', timestamp '1970-01-01');
-    END IF;
-    WHILE (s AT TIME ZONE 'UTC') < to_ts LOOP
-        IF cardinality(p_lo) >= 10000 THEN
-            RAISE EXCEPTION 'hlculid_create_partitions would create more than 10000 partitions'
-                USING ERRCODE = 'program_limit_exceeded',
-                      HINT = 'Use a longer interval or a shorter span.';
-        END IF;
-        IF unit = 'month' THEN
-            mi := mi + months;
-            e := timestamp '1970-01-01' + make_interval(months => mi);
-        ELSE
-            e := s + stride;
-        END IF;
-        p_lo := array_append(p_lo, pg_catalog.hlculid_min(s AT TIME ZONE 'UTC')::bytea);
-        p_hi := array_append(p_hi, CASE WHEN (e AT TIME ZONE 'UTC') > last_ts THEN top
-                                        ELSE pg_catalog.hlculid_min(e AT TIME ZONE 'UTC')::bytea END);
-        s := e;
-    END LOOP;
-
-    -- one run at a time per table, under a lock only roles that may change the table can take
-    -- (0.3.0's advisory lock could be held by any role)
-    EXECUTE format('LOCK TABLE ONLY %s IN SHARE UPDATE EXCLUSIVE MODE', parent);
-
-    -- what the partitions cover now (this also refuses a table not partitioned on an hlculid)
-    SELECT coalesce(array_agg(b.lo ORDER BY b.lo) FILTER (WHERE NOT b.is_default), '{}'),
-           coalesce(array_agg(b.hi ORDER BY b.lo) FILTER (WHERE NOT b.is_default), '{}'),
-           (array_agg(b.partition) FILTER (WHERE b.is_default))[1]
-    INTO ex_lo, ex_hi, def
-    FROM (SELECT x.partition, x.is_default,
-                 coalesce(x.from_id::bytea, bottom) AS lo, coalesce(x.to_id::bytea, top) AS hi
-          FROM pg_catalog.hlculid_partition_bounds(parent) x) b;
-
-    -- the parts of each period no partition covers (partitions never overlap, so sorted by
-    -- their lower bound they are sorted by their upper bound too), kept if they meet the span
-    FOR i IN 1 .. cardinality(p_lo) LOOP
-        cursor_ := p_lo[i];
-        WHILE j <= cardinality(ex_lo) AND ex_hi[j] <= cursor_ LOOP
-            j := j + 1;
-        END LOOP;
-        k := j;
-        WHILE k <= cardinality(ex_lo) AND ex_lo[k] < p_hi[i] LOOP
-            IF ex_lo[k] > cursor_ AND cursor_ < span_hi AND ex_lo[k] > span_lo THEN
-                g_lo := array_append(g_lo, cursor_);
-                g_hi := array_append(g_hi, ex_lo[k]);
-            END IF;
-            cursor_ := greatest(cursor_, ex_hi[k]);
-            k := k + 1;
-        END LOOP;
-        IF cursor_ < p_hi[i] AND cursor_ < span_hi AND p_hi[i] > span_lo THEN
-            g_lo := array_append(g_lo, cursor_);
-            g_hi := array_append(g_hi, p_hi[i]);
-        END IF;
-    END LOOP;
-    IF cardinality(g_lo) = 0 THEN
-        RETURN;
-    END IF;
-
-    -- creating a partition locks the table (and its default partition) anyway: lock them first,
-    -- so that no row reaches the default partition between looking at it and creating
-    EXECUTE format('LOCK TABLE ONLY %s IN ACCESS EXCLUSIVE MODE', parent);
-    IF def IS NOT NULL THEN
-        EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', def);
-    END IF;
-    -- the name itself (pg_identify_object quotes it, and format's %I would quote it again)
-    SELECT n.nspname INTO nsp FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = parent;
-    SELECT c.relname INTO rel FROM pg_class c WHERE c.oid = parent;
-    SELECT a.attname INTO key FROM pg_partitioned_table p
-    JOIN pg_attribute a ON a.attrelid = p.partrelid AND a.attnum = p.partattrs[0]
-    WHERE p.partrelid = parent;
-
-    FOR i IN 1 .. cardinality(g_lo) LOOP
-        lo_txt := g_lo[i]::pg_catalog.hlculid::text;
-        hi_txt := CASE WHEN g_hi[i] = top THEN NULL ELSE g_hi[i]::pg_catalog.hlculid::text END;
-
-        -- named after the start: the period's unit, or finer where a piece starts between periods
-        t := pg_catalog.hlculid_ts(g_lo[i]::pg_catalog.hlculid) AT TIME ZONE 'UTC';
-        stamp := '_p' || to_char(t, CASE
-            WHEN unit = 'month' AND date_trunc('month', t) = t THEN 'YYYY_MM'
-            WHEN unit IN ('month', 'day') AND date_trunc('day', t) = t THEN 'YYYY_MM_DD'
-            WHEN unit IN ('month', 'day', 'hour') AND date_trunc('hour', t) = t THEN 'YYYY_MM_DD_HH24'
-            WHEN date_trunc('minute', t) = t THEN 'YYYY_MM_DD_HH24MI'
-            WHEN date_trunc('second', t) = t THEN 'YYYY_MM_DD_HH24MISS'
-            ELSE 'YYYY_MM_DD_HH24MISS_MS' END);
-        -- at most 63 bytes: a longer table name is cut on a character boundary and followed by
-        -- a hash of the whole name, so two long names sharing a beginning stay apart; a name
-        -- already taken (a detached partition, say) gets a number
-        n := 1;
-        LOOP
-            tail := stamp || CASE WHEN n > 1 THEN '_' || n ELSE '' END;
-            IF octet_length(rel) + octet_length(tail) <= 63 THEN
-                part := rel || tail;
-            ELSE
-                pre := left(rel, 54 - octet_length(tail));
-                WHILE octet_length(pre) > 54 - octet_length(tail) LOOP
-                    pre := left(pre, -1);
-                END LOOP;
-                part := pre || '_' || left(encode(sha256(convert_to(rel, 'UTF8')), 'hex'), 8) || tail;
-            END IF;
-            EXIT WHEN to_regclass(format('%I.%I', nsp, part)) IS NULL
-                  AND to_regtype(format('%I.%I', nsp, part)) IS NULL;
-            n := n + 1;
-        END LOOP;
-
-        -- rows already waiting in the default partition for this piece move into it
-        cond := format('%I OPERATOR(pg_catalog.>=) %L::pg_catalog.hlculid', key, lo_txt);
-        IF hi_txt IS NOT NULL THEN
-            cond := cond || format(' AND %I OPERATOR(pg_catalog.<) %L::pg_catalog.hlculid', key, hi_txt);
-        END IF;
-        moving := false;
-        IF def IS NOT NULL THEN
-            -- a column in the subquery: Citus plans no zero-column subquery of a distributed table
-            EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %s)', def, cond) INTO moving;
-        END IF;
-        IF moving THEN
-            -- A move is a delete and an insert. A foreign key that acts on delete (cascade, set
-            -- null/default) would change the referencing rows, and a deferred one would fail at
-            -- commit, after this call: such a piece is skipped, with a WARNING naming the
-            -- constraint, before anything of it changes; the other pieces are still created.
-            SELECT c.conname, c.conrelid::regclass AS referencing,
-                   CASE WHEN c.confdeltype IN ('c', 'n', 'd') THEN 'acts on delete' ELSE 'is deferred' END AS why
-            INTO fk FROM pg_constraint c
-            WHERE c.contype = 'f' AND c.confrelid IN (parent, def)
-              AND (c.confdeltype IN ('c', 'n', 'd') OR c.condeferrable)
-            ORDER BY c.confrelid <> parent, c.conname LIMIT 1;
-            IF FOUND THEN
-                RAISE WARNING 'skipped new partition "%.%": rows of default partition "%" cannot move into it', nsp, part, def::text
-                    USING DETAIL = format('Foreign key constraint "%s" of table "%s" %s; moving a row deletes and inserts it.', fk.conname, fk.referencing, fk.why),
-                          HINT = 'Move those rows out of the default partition while the constraint is dropped (see Time partitions in hlculid''s README), then run this again.';
-                CONTINUE;
-            END IF;
-            SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO cols
-            FROM pg_attribute a
-            WHERE a.attrelid = parent AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '';
-        END IF;
-
-        -- a subtransaction: a foreign key that refers to a row being moved (NO ACTION, RESTRICT)
-        -- fails the move; the piece is then skipped whole and the others are still created
-        BEGIN
-            IF moving THEN
-                -- a table of its own beside the partition, dropped below in this transaction, so
-                -- no other session ever sees it (a security-restricted operation may not make a
-                -- temporary one); a name no table has
-                moving_tab := 'hlculid_moving_' || md5(clock_timestamp()::text || random()::text);
-                EXECUTE format('CREATE UNLOGGED TABLE %I.%I AS '
-                               'WITH d AS (DELETE FROM %s WHERE %s RETURNING *) SELECT * FROM d', nsp, moving_tab, def, cond);
-                GET DIAGNOSTICS moved = ROW_COUNT;
-                -- the table's code just ran (its triggers, as the owner): whatever path it set
-                -- (a plain SET outlives this function's SET clause), this body's is pinned again
-                PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
-            END IF;
-            EXECUTE format('CREATE TABLE %I.%I PARTITION OF %s FOR VALUES FROM (%L) TO (%s)',
-                           nsp, part, parent, lo_txt, coalesce(quote_literal(hi_txt), 'MAXVALUE'));
-            PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
-            IF moving THEN
-                EXECUTE format('INSERT INTO %I.%I (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM %I.%I',
-                               nsp, part, cols, cols, nsp, moving_tab);
-                PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
-                EXECUTE format('DROP TABLE %I.%I', nsp, moving_tab);
-                RAISE NOTICE 'moved % rows from default partition "%" into new partition "%.%"', moved, def::text, nsp, part;
-            END IF;
-        -- (RESTRICT is 23001 from PostgreSQL 18 on, 23503 before)
-        EXCEPTION WHEN foreign_key_violation OR restrict_violation THEN
-            GET STACKED DIAGNOSTICS fk_name = CONSTRAINT_NAME, fk_table = TABLE_NAME;
-            fk_oid := NULL;
-            fk_up := NULL;
-            -- the error names the partition-level clone of the user's constraint (named
-            -- differently by each major): report the constraint the user made
-            SELECT c.oid, c.conparentid INTO fk_oid, fk_up FROM pg_constraint c
-            WHERE c.conname = fk_name AND c.contype = 'f' AND c.confrelid IN (parent, def)
-            ORDER BY c.confrelid = def DESC LIMIT 1;
-            WHILE fk_up IS NOT NULL AND fk_up <> 0 LOOP
-                fk_oid := fk_up;
-                SELECT c.conparentid INTO fk_up FROM pg_constraint c WHERE c.oid = fk_oid;
-            END LOOP;
-            IF fk_oid IS NOT NULL THEN
-                SELECT c.conname, c.conrelid::regclass::text INTO fk_name, fk_table FROM pg_constraint c WHERE c.oid = fk_oid;
-            END IF;
-            RAISE WARNING 'skipped new partition "%.%": rows of default partition "%" cannot move into it', nsp, part, def::text
-                USING DETAIL = format('Foreign key constraint "%s" of table "%s" refers to rows among them; moving a row deletes and inserts it.', fk_name, fk_table),
-                      HINT = 'Move those rows out of the default partition while the constraint is dropped (see Time partitions in hlculid''s README), then run this again.';
-            CONTINUE;
-        END;
-        RETURN NEXT format('%I.%I', nsp, part)::regclass;
-    END LOOP;
-END
-$fn$;
-
-CREATE OR REPLACE FUNCTION hlculid_drop_partitions_as_owner(
-    parent regclass, older_than timestamptz, detach_only boolean)
-RETURNS SETOF text
-LANGUAGE plpgsql VOLATILE STRICT
-SET search_path = pg_catalog, pg_temp
-AS $fn$
-DECLARE
-    cutoff pg_catalog.hlculid;
-    child record;
-    qualified text;
-BEGIN
-    IF NOT pg_catalog.hlculid_acting_as_owner(parent::pg_catalog.oid) THEN
-        RAISE EXCEPTION 'hlculid_drop_partitions_as_owner runs only inside hlculid_drop_partitions'
-            USING ERRCODE = 'insufficient_privilege',
-                  HINT = 'Call hlculid_drop_partitions, which runs it as the table''s owner.';
-    END IF;
-    -- a time an id cannot hold (before 1970, after 10889, infinite) is refused here (22008)
-    cutoff := pg_catalog.hlculid_min(older_than);
-    -- one run at a time per table, under a lock only roles that may change the table can take
-    -- (0.3.0's advisory lock could be held by any role)
-    EXECUTE format('LOCK TABLE ONLY %s IN SHARE UPDATE EXCLUSIVE MODE', parent);
-    -- (this also refuses a table not partitioned on an hlculid, before anything is detached)
-    FOR child IN
-        SELECT b.partition, b.to_id FROM pg_catalog.hlculid_partition_bounds(parent) b
-        WHERE NOT b.is_default AND b.to_id OPERATOR(pg_catalog.<=) cutoff
-        ORDER BY b.to_id
-    LOOP
-        qualified := (pg_identify_object('pg_class'::regclass, child.partition, 0)).identity;
-        EXECUTE format('ALTER TABLE %s DETACH PARTITION %s', parent, child.partition);
-        IF NOT detach_only THEN
-            EXECUTE format('DROP TABLE %s', child.partition);
-        END IF;
-        PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
-        RETURN NEXT qualified;
-    END LOOP;
-END
-$fn$;
-
-COMMENT ON FUNCTION hlculid_partition_bounds(regclass) IS 'the partitions of a table partitioned by range on an hlculid, with the ids each holds (NULL: unbounded), as the partition helpers see them';
-COMMENT ON FUNCTION hlculid_create_partitions_as_owner(regclass, timestamptz, timestamptz, interval) IS 'the body of hlculid_create_partitions, which runs it as the table''s owner; refuses to run anywhere else';
-COMMENT ON FUNCTION hlculid_drop_partitions_as_owner(regclass, timestamptz, boolean) IS 'the body of hlculid_drop_partitions, which runs it as the table''s owner; refuses to run anywhere else';
+CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_to_ulid_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -765,13 +333,104 @@ CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- requires:
---   hlculid_type
+CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
+/* </end connected objects> */
 
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_hash_extended"(
+	"v" hlculid, /* Hlculid */
+	"seed" bigint /* i64 */
+) RETURNS bigint /* i64 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
+/* </end connected objects> */
 
-CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
-    STRICT VOLATILE PARALLEL RESTRICTED
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
+	"pid" INT,  /* Option < i32 > */
+	"transaction" bigint,  /* Option < i64 > */
+	"holds_at" hlculid  /* Hlculid */
+)
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid /* Option < Hlculid > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_holds_since"() RETURNS TABLE (
+	"pid" INT,  /* Option < i32 > */
+	"transaction" bigint,  /* Option < i64 > */
+	"holds_at" hlculid,  /* Hlculid */
+	"since" timestamp with time zone  /* Option < TimestampWithTimeZone > */
+)
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_since_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_parts"(
+	"ts" timestamp with time zone, /* TimestampWithTimeZone */
+	"counter" INT, /* i32 */
+	"publisher" INT, /* i32 */
+	"random" bigint /* i64 */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_bytea"(
+	"b" bytea /* & [u8] */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_generate_at"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_cluster_horizon"(
+	"max_wait" interval DEFAULT '10 s' /* Option < Interval > */
+) RETURNS hlculid /* Option < Hlculid > */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_cluster_horizon_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_bigint"(
+	"id" bigint /* i64 */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -795,23 +454,92 @@ CREATE OPERATOR = (
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid /* Option < Hlculid > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE
+CREATE  FUNCTION "hlculid_counter"(
+	"id" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
-	"pid" INT,  /* Option < i32 > */
-	"transaction" bigint,  /* Option < i64 > */
-	"holds_at" hlculid  /* Hlculid */
-)
+CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_hash"(
+	"v" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid, /* Option < Hlculid > */
+	"allow_future" bool /* Option < bool > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE 
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_clock_recover
+--   hlculid_clock_recover_allowing
+
+
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
+REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_gt_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_gt_uuid_wrapper';
+
+CREATE OPERATOR > (
+	PROCEDURE="hlculid_gt_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = <,
+	NEGATOR = <=,
+	RESTRICT = scalargtsel,
+	JOIN = scalargtjoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_uuidv7"(
+	"u" uuid /* pgrx :: Uuid */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -832,18 +560,6 @@ CREATE OPERATOR >= (
 	RESTRICT = scalargesel,
 	JOIN = scalargejoinsel
 );
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_holds_since"() RETURNS TABLE (
-	"pid" INT,  /* Option < i32 > */
-	"transaction" bigint,  /* Option < i64 > */
-	"holds_at" hlculid,  /* Hlculid */
-	"since" timestamp with time zone  /* Option < TimestampWithTimeZone > */
-)
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_since_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1087,10 +803,13 @@ BEGIN
             tsv[n] := b.ts;
             CONTINUE WHEN n < batch_size AND b.more;
 
-            PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
+            -- the name as it is now, and its schema's name kept until the batch commits
+            -- (src/base/schema_pin.rs): the lock then takes the table and its partitions
+            PERFORM pg_catalog.hlculid_pin_schema(c.relnamespace) FROM pg_catalog.pg_class c WHERE c.oid = tbl;
             EXECUTE format('LOCK TABLE %s IN SHARE UPDATE EXCLUSIVE MODE', tbl);
             -- a utility statement, which the parse check does not see: the lock must be the
-            -- table's (its name could give another relation by then)
+            -- table's (dropped and another relation made under its name since the last batch,
+            -- the name could give another relation)
             IF NOT EXISTS (SELECT FROM pg_catalog.pg_locks l
                            WHERE l.locktype = 'relation' AND l.relation = tbl::pg_catalog.oid
                              AND l.pid = pg_catalog.pg_backend_pid() AND l.granted
@@ -1163,164 +882,6 @@ RETURNS int8
 LANGUAGE c VOLATILE STRICT
 AS 'MODULE_PATHNAME', 'hlculid_backfill_update_wrapper';
 COMMENT ON FUNCTION hlculid_backfill_update(regclass, text, oid[], text[], hlculid[]) IS 'one batch of hlculid_backfill, run as the table''s owner: gives each row (tableoid, ctid) whose id is NULL its id; returns how many it filled';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_parts"(
-	"ts" timestamp with time zone, /* TimestampWithTimeZone */
-	"counter" INT, /* i32 */
-	"publisher" INT, /* i32 */
-	"random" bigint /* i64 */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_gt_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_gt_uuid_wrapper';
-
-CREATE OPERATOR > (
-	PROCEDURE="hlculid_gt_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = <,
-	NEGATOR = <=,
-	RESTRICT = scalargtsel,
-	JOIN = scalargtjoinsel
-);
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash"(
-	"v" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bytea"(
-	"b" bytea /* & [u8] */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid, /* Option < Hlculid > */
-	"allow_future" bool /* Option < bool > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_clock_recover
---   hlculid_clock_recover_allowing
-
-
-REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid) FROM PUBLIC;
-REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_cluster_horizon"(
-	"max_wait" interval DEFAULT '10 s' /* Option < Interval > */
-) RETURNS hlculid /* Option < Hlculid > */
-VOLATILE PARALLEL UNSAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_cluster_horizon_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bigint"(
-	"id" bigint /* i64 */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_counter"(
-	"id" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash_extended"(
-	"v" hlculid, /* Hlculid */
-	"seed" bigint /* i64 */
-) RETURNS bigint /* i64 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_at"(
-	"ts" timestamp with time zone /* TimestampWithTimeZone */
-) RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_uuidv7"(
-	"u" uuid /* pgrx :: Uuid */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1444,6 +1005,469 @@ AS 'MODULE_PATHNAME', 'hlculid_observe_wrapper';
 
 /* <begin connected objects> */
 -- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_pin_schema"(
+	"nsp" oid /* pg_sys :: Oid */
+) RETURNS void
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_pin_schema_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+--   base::schema_pin::hlculid_pin_schema
+
+-- Time partitions of a table keyed on an hlculid: `PARTITION BY RANGE (id)` with the bounds of
+-- periods, created ahead and retired behind. Plain PL/pgSQL with a fixed `search_path`, so a
+-- caller's path cannot change what runs: only pg_catalog, where the extension's own functions
+-- live too (schema-qualified all the same: docs/security.md).
+--
+-- - Every bound is `hlculid_min` of a time, so a time an id cannot hold (before 1970, after
+--   10889, infinite) is refused by it (22008) before anything is touched.
+-- - The grid is fixed: fixed-length periods are binned from the Unix epoch (`date_bin`), months
+--   counted from 1970-01. Re-runs from any start give the same periods.
+-- - What exists is read from the partitions' bounds, never their names
+--   (`hlculid_partition_bounds`), so partitions of another grid (0.2.0 aligned periods on their
+--   first run's start) or made by hand are recognised: only the uncovered rest is created.
+-- - Runs on a table are serialised by an advisory lock. At REPEATABLE READ the transaction's
+--   snapshot predates the lock, so the partitions are listed with `pg_partition_tree` (it scans
+--   pg_inherits with a fresh catalog snapshot) and a partition committed after the snapshot is
+--   read through `pg_get_partition_constraintdef` (relcache), not through `pg_class`.
+-- - Rows waiting in the default partition for a period being created are moved into the new
+--   partition in the same transaction (DELETE from the default, attached, so logical
+--   replication through the root sees a delete and an insert).
+-- - As the table's owner (0.5.0): moving rows runs the table's triggers, defaults, constraints
+--   and index expressions, so `hlculid_create_partitions` and `hlculid_drop_partitions` are
+--   Rust entry points (src/tables/table_owner.rs) that switch to the owner in a security-restricted
+--   operation, as VACUUM does, and call the bodies below, which refuse to run anywhere else.
+
+CREATE OR REPLACE FUNCTION hlculid_partition_bounds(parent regclass,
+    OUT partition regclass, OUT is_default boolean, OUT from_id hlculid, OUT to_id hlculid)
+RETURNS SETOF record
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    key name;
+    term_re text;
+    child oid;
+    bound text;
+    m text[];
+    n bigint;
+BEGIN
+    SELECT a.attname INTO key
+    FROM pg_partitioned_table p
+    JOIN pg_attribute a ON a.attrelid = p.partrelid AND a.attnum = p.partattrs[0]
+    WHERE p.partrelid = parent AND p.partstrat = 'r' AND p.partnatts = 1
+      AND a.atttypid = 'pg_catalog.hlculid'::regtype;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'table "%" is not partitioned by range on an hlculid column', parent::text
+            USING ERRCODE = 'wrong_object_type',
+                  HINT = 'Create it with PARTITION BY RANGE (id), where id is the hlculid key.';
+    END IF;
+    -- a bound in pg_get_partition_constraintdef's text: (key >= 'id'::...), with the operator
+    -- written OPERATOR(schema.>=) when the extension's schema is not on the search_path
+    term_re := regexp_replace('(' || quote_ident(key) || ' ', '([^[:alnum:]_ ])', E'\\\\\\1', 'g')
+        || '(?:(>=|<)|' || regexp_replace('OPERATOR(pg_catalog.', '([^[:alnum:]_ ])', E'\\\\\\1', 'g')
+        || E'(>=|<)\\)) ''([^'']*)''::';
+    -- pg_partition_tree lists the children as committed now (and locks them against DROP)
+    FOR child IN SELECT t.relid FROM pg_partition_tree(parent) t WHERE t.parentrelid = parent LOOP
+        partition := child;
+        is_default := false;
+        from_id := NULL;
+        to_id := NULL;
+        SELECT pg_get_expr(c.relpartbound, c.oid) INTO bound FROM pg_class c WHERE c.oid = child;
+        IF bound = 'DEFAULT' THEN
+            is_default := true;
+        ELSIF bound IS NOT NULL THEN
+            m := regexp_match(bound,
+                E'^FOR VALUES FROM \\((MINVALUE|''[^'']*'')\\) TO \\((MAXVALUE|''[^'']*'')\\)$');
+            IF m IS NULL THEN
+                RAISE EXCEPTION 'unexpected bound of partition "%": %', child::regclass::text, bound
+                    USING ERRCODE = 'internal_error';
+            END IF;
+            IF m[1] <> 'MINVALUE' THEN
+                from_id := btrim(m[1], '''')::pg_catalog.hlculid;
+            END IF;
+            IF m[2] <> 'MAXVALUE' THEN
+                to_id := btrim(m[2], '''')::pg_catalog.hlculid;
+            END IF;
+        ELSE
+            -- committed after this transaction's snapshot (REPEATABLE READ): its pg_class row is
+            -- not visible to queries, its partition constraint (from the relcache) is
+            bound := pg_get_partition_constraintdef(child);
+            IF bound IS NULL OR strpos(bound, '(NOT (') > 0 THEN
+                is_default := true;
+            ELSE
+                -- a partition of a partition carries its parent's bounds too: the tightest hold
+                SELECT pg_catalog.max(v[3]::pg_catalog.hlculid) FILTER (WHERE coalesce(v[1], v[2]) = '>='),
+                       pg_catalog.min(v[3]::pg_catalog.hlculid) FILTER (WHERE coalesce(v[1], v[2]) = '<'),
+                       count(*)
+                INTO from_id, to_id, n
+                FROM regexp_matches(bound, term_re, 'g') v;
+                -- never take a constraint not understood for (MINVALUE) TO (MAXVALUE)
+                IF n = 0 AND bound <> '(' || quote_ident(key) || ' IS NOT NULL)' THEN
+                    RAISE EXCEPTION 'unexpected partition constraint of "%": %', child::regclass::text, bound
+                        USING ERRCODE = 'internal_error';
+                END IF;
+            END IF;
+        END IF;
+        RETURN NEXT;
+    END LOOP;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION hlculid_create_partitions(
+    parent regclass, from_ts timestamptz, to_ts timestamptz, every interval DEFAULT '1 month')
+RETURNS SETOF regclass
+LANGUAGE c VOLATILE STRICT
+AS 'MODULE_PATHNAME', 'hlculid_create_partitions_wrapper';
+
+CREATE OR REPLACE FUNCTION hlculid_drop_partitions(
+    parent regclass, older_than timestamptz, detach_only boolean DEFAULT false)
+RETURNS SETOF text
+LANGUAGE c VOLATILE STRICT
+AS 'MODULE_PATHNAME', 'hlculid_drop_partitions_wrapper';
+
+CREATE OR REPLACE FUNCTION hlculid_create_partitions_as_owner(
+    parent regclass, from_ts timestamptz, to_ts timestamptz, every interval)
+RETURNS SETOF regclass
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    -- bytes of an hlculid sort like the ids; these two stand for MINVALUE and MAXVALUE
+    bottom constant bytea := ''::bytea;
+    top constant bytea := decode(repeat('ff', 17), 'hex');
+    -- the last instant an id can hold: a period ending after it is bounded by MAXVALUE
+    last_ts constant timestamptz :=
+        pg_catalog.hlculid_ts('FFFFFFFFFFFF-FFFF-FFFF-FFFFFFFFFFFF'::pg_catalog.hlculid);
+    span_lo bytea;
+    span_hi bytea;
+    months int;
+    days int;
+    usecs numeric;
+    stride interval;
+    unit text;
+    mi int;
+    s timestamp;
+    e timestamp;
+    p_lo bytea[] := '{}';
+    p_hi bytea[] := '{}';
+    ex_lo bytea[];
+    ex_hi bytea[];
+    def regclass;
+    g_lo bytea[] := '{}';
+    g_hi bytea[] := '{}';
+    cursor_ bytea;
+    i int;
+    j int := 1;
+    k int;
+    nsp name;
+    rel name;
+    key name;
+    cols text;
+    t timestamp;
+    stamp text;
+    tail text;
+    pre text;
+    part name;
+    n int;
+    lo_txt text;
+    hi_txt text;
+    cond text;
+    moving boolean;
+    moved bigint;
+    moving_tab text;
+    fk record;
+    fk_name text;
+    fk_table text;
+    fk_oid oid;
+    fk_up oid;
+BEGIN
+    IF NOT pg_catalog.hlculid_acting_as_owner(parent::pg_catalog.oid) THEN
+        RAISE EXCEPTION 'hlculid_create_partitions_as_owner runs only inside hlculid_create_partitions'
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Call hlculid_create_partitions, which runs it as the table''s owner.';
+    END IF;
+    -- every input is checked before anything is locked or changed
+    span_lo := pg_catalog.hlculid_min(from_ts)::bytea;
+    span_hi := pg_catalog.hlculid_min(to_ts)::bytea;
+    months := extract(year FROM every)::int * 12 + extract(month FROM every)::int;
+    days := extract(day FROM every)::int;
+    usecs := extract(epoch FROM every - make_interval(months => months, days => days)) * 1000000;
+    IF months <> 0 AND (days <> 0 OR usecs <> 0) THEN
+        RAISE EXCEPTION 'partition interval "%" mixes months with days or smaller units', every
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use whole months (such as 3 months), or a fixed length (such as 7 days or 15 minutes).';
+    ELSIF months > 0 THEN
+        unit := 'month';
+    ELSIF months = 0 AND days::numeric * 86400000000 + usecs > 0
+          AND (days::numeric * 86400000000 + usecs) % 60000000 = 0 THEN
+        stride := make_interval(secs => ((days::numeric * 86400000000 + usecs) / 1000000)::float8);
+        unit := CASE WHEN (days::numeric * 86400000000 + usecs) % 86400000000 = 0 THEN 'day'
+                     WHEN (days::numeric * 86400000000 + usecs) % 3600000000 = 0 THEN 'hour'
+                     ELSE 'minute' END;
+    ELSE
+        RAISE EXCEPTION 'partition interval "%" is not a positive whole number of months or minutes', every
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use whole months (such as 3 months), or a fixed length (such as 7 days or 15 minutes).';
+    END IF;
+    IF to_ts <= from_ts THEN
+        RETURN;
+    END IF;
+
+    -- the periods that meet [from_ts, to_ts), on the fixed grid, in UTC
+    IF unit = 'month' THEN
+        mi := (extract(year FROM from_ts AT TIME ZONE 'UTC')::int - 1970) * 12
+              + extract(month FROM from_ts AT TIME ZONE 'UTC')::int - 1;
+        mi := mi - mi % months;
+        s := timestamp '1970-01-01' + make_interval(months => mi);
+    ELSE
+        s := date_bin(stride, from_ts AT TIME ZONE 'UTC', timestamp '1970-01-01');
+    END IF;
+    WHILE (s AT TIME ZONE 'UTC') < to_ts LOOP
+        IF cardinality(p_lo) >= 10000 THEN
+            RAISE EXCEPTION 'hlculid_create_partitions would create more than 10000 partitions'
+                USING ERRCODE = 'program_limit_exceeded',
+                      HINT = 'Use a longer interval or a shorter span.';
+        END IF;
+        IF unit = 'month' THEN
+            mi := mi + months;
+            e := timestamp '1970-01-01' + make_interval(months => mi);
+        ELSE
+            e := s + stride;
+        END IF;
+        p_lo := array_append(p_lo, pg_catalog.hlculid_min(s AT TIME ZONE 'UTC')::bytea);
+        p_hi := array_append(p_hi, CASE WHEN (e AT TIME ZONE 'UTC') > last_ts THEN top
+                                        ELSE pg_catalog.hlculid_min(e AT TIME ZONE 'UTC')::bytea END);
+        s := e;
+    END LOOP;
+
+    -- every name below gives the relation meant: the table's schema keeps its name until the
+    -- transaction ends (0.6.0: its owner could rename it and put hers in its place, and the
+    -- statements below would run her code as the table's owner; src/base/schema_pin.rs)
+    PERFORM pg_catalog.hlculid_pin_schema(c.relnamespace) FROM pg_class c WHERE c.oid = parent;
+    -- one run at a time per table, under a lock only roles that may change the table can take
+    -- (0.3.0's advisory lock could be held by any role)
+    EXECUTE format('LOCK TABLE ONLY %s IN SHARE UPDATE EXCLUSIVE MODE', parent);
+
+    -- what the partitions cover now (this also refuses a table not partitioned on an hlculid)
+    SELECT coalesce(array_agg(b.lo ORDER BY b.lo) FILTER (WHERE NOT b.is_default), '{}'),
+           coalesce(array_agg(b.hi ORDER BY b.lo) FILTER (WHERE NOT b.is_default), '{}'),
+           (array_agg(b.partition) FILTER (WHERE b.is_default))[1]
+    INTO ex_lo, ex_hi, def
+    FROM (SELECT x.partition, x.is_default,
+                 coalesce(x.from_id::bytea, bottom) AS lo, coalesce(x.to_id::bytea, top) AS hi
+          FROM pg_catalog.hlculid_partition_bounds(parent) x) b;
+
+    -- the parts of each period no partition covers (partitions never overlap, so sorted by
+    -- their lower bound they are sorted by their upper bound too), kept if they meet the span
+    FOR i IN 1 .. cardinality(p_lo) LOOP
+        cursor_ := p_lo[i];
+        WHILE j <= cardinality(ex_lo) AND ex_hi[j] <= cursor_ LOOP
+            j := j + 1;
+        END LOOP;
+        k := j;
+        WHILE k <= cardinality(ex_lo) AND ex_lo[k] < p_hi[i] LOOP
+            IF ex_lo[k] > cursor_ AND cursor_ < span_hi AND ex_lo[k] > span_lo THEN
+                g_lo := array_append(g_lo, cursor_);
+                g_hi := array_append(g_hi, ex_lo[k]);
+            END IF;
+            cursor_ := greatest(cursor_, ex_hi[k]);
+            k := k + 1;
+        END LOOP;
+        IF cursor_ < p_hi[i] AND cursor_ < span_hi AND p_hi[i] > span_lo THEN
+            g_lo := array_append(g_lo, cursor_);
+            g_hi := array_append(g_hi, p_hi[i]);
+        END IF;
+    END LOOP;
+    IF cardinality(g_lo) = 0 THEN
+        RETURN;
+    END IF;
+
+    -- creating a partition locks the table (and its default partition) anyway: lock them first,
+    -- so that no row reaches the default partition between looking at it and creating
+    EXECUTE format('LOCK TABLE ONLY %s IN ACCESS EXCLUSIVE MODE', parent);
+    IF def IS NOT NULL THEN
+        -- (the default partition may be in another schema)
+        PERFORM pg_catalog.hlculid_pin_schema(c.relnamespace) FROM pg_class c WHERE c.oid = def;
+        EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', def);
+    END IF;
+    -- the name itself (pg_identify_object quotes it, and format's %I would quote it again)
+    SELECT n.nspname INTO nsp FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = parent;
+    SELECT c.relname INTO rel FROM pg_class c WHERE c.oid = parent;
+    SELECT a.attname INTO key FROM pg_partitioned_table p
+    JOIN pg_attribute a ON a.attrelid = p.partrelid AND a.attnum = p.partattrs[0]
+    WHERE p.partrelid = parent;
+
+    FOR i IN 1 .. cardinality(g_lo) LOOP
+        lo_txt := g_lo[i]::pg_catalog.hlculid::text;
+        hi_txt := CASE WHEN g_hi[i] = top THEN NULL ELSE g_hi[i]::pg_catalog.hlculid::text END;
+
+        -- named after the start: the period's unit, or finer where a piece starts between periods
+        t := pg_catalog.hlculid_ts(g_lo[i]::pg_catalog.hlculid) AT TIME ZONE 'UTC';
+        stamp := '_p' || to_char(t, CASE
+            WHEN unit = 'month' AND date_trunc('month', t) = t THEN 'YYYY_MM'
+            WHEN unit IN ('month', 'day') AND date_trunc('day', t) = t THEN 'YYYY_MM_DD'
+            WHEN unit IN ('month', 'day', 'hour') AND date_trunc('hour', t) = t THEN 'YYYY_MM_DD_HH24'
+            WHEN date_trunc('minute', t) = t THEN 'YYYY_MM_DD_HH24MI'
+            WHEN date_trunc('second', t) = t THEN 'YYYY_MM_DD_HH24MISS'
+            ELSE 'YYYY_MM_DD_HH24MISS_MS' END);
+        -- at most 63 bytes: a longer table name is cut on a character boundary and followed by
+        -- a hash of the whole name, so two long names sharing a beginning stay apart; a name
+        -- already taken (a detached partition, say) gets a number
+        n := 1;
+        LOOP
+            tail := stamp || CASE WHEN n > 1 THEN '_' || n ELSE '' END;
+            IF octet_length(rel) + octet_length(tail) <= 63 THEN
+                part := rel || tail;
+            ELSE
+                pre := left(rel, 54 - octet_length(tail));
+                WHILE octet_length(pre) > 54 - octet_length(tail) LOOP
+                    pre := left(pre, -1);
+                END LOOP;
+                part := pre || '_' || left(encode(sha256(convert_to(rel, 'UTF8')), 'hex'), 8) || tail;
+            END IF;
+            EXIT WHEN to_regclass(format('%I.%I', nsp, part)) IS NULL
+                  AND to_regtype(format('%I.%I', nsp, part)) IS NULL;
+            n := n + 1;
+        END LOOP;
+
+        -- rows already waiting in the default partition for this piece move into it
+        cond := format('%I OPERATOR(pg_catalog.>=) %L::pg_catalog.hlculid', key, lo_txt);
+        IF hi_txt IS NOT NULL THEN
+            cond := cond || format(' AND %I OPERATOR(pg_catalog.<) %L::pg_catalog.hlculid', key, hi_txt);
+        END IF;
+        moving := false;
+        IF def IS NOT NULL THEN
+            -- a column in the subquery: Citus plans no zero-column subquery of a distributed table
+            EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %s)', def, cond) INTO moving;
+        END IF;
+        IF moving THEN
+            -- A move is a delete and an insert. A foreign key that acts on delete (cascade, set
+            -- null/default) would change the referencing rows, and a deferred one would fail at
+            -- commit, after this call: such a piece is skipped, with a WARNING naming the
+            -- constraint, before anything of it changes; the other pieces are still created.
+            SELECT c.conname, c.conrelid::regclass AS referencing,
+                   CASE WHEN c.confdeltype IN ('c', 'n', 'd') THEN 'acts on delete' ELSE 'is deferred' END AS why
+            INTO fk FROM pg_constraint c
+            WHERE c.contype = 'f' AND c.confrelid IN (parent, def)
+              AND (c.confdeltype IN ('c', 'n', 'd') OR c.condeferrable)
+            ORDER BY c.confrelid <> parent, c.conname LIMIT 1;
+            IF FOUND THEN
+                RAISE WARNING 'skipped new partition "%.%": rows of default partition "%" cannot move into it', nsp, part, def::text
+                    USING DETAIL = format('Foreign key constraint "%s" of table "%s" %s; moving a row deletes and inserts it.', fk.conname, fk.referencing, fk.why),
+                          HINT = 'Move those rows out of the default partition while the constraint is dropped (see Time partitions in hlculid''s README), then run this again.';
+                CONTINUE;
+            END IF;
+            SELECT string_agg(quote_ident(a.attname), ', ' ORDER BY a.attnum) INTO cols
+            FROM pg_attribute a
+            WHERE a.attrelid = parent AND a.attnum > 0 AND NOT a.attisdropped AND a.attgenerated = '';
+        END IF;
+
+        -- a subtransaction: a foreign key that refers to a row being moved (NO ACTION, RESTRICT)
+        -- fails the move; the piece is then skipped whole and the others are still created
+        BEGIN
+            IF moving THEN
+                -- a table of its own beside the partition, dropped below in this transaction, so
+                -- no other session ever sees it (a security-restricted operation may not make a
+                -- temporary one); a name no table has
+                moving_tab := 'hlculid_moving_' || md5(clock_timestamp()::text || random()::text);
+                EXECUTE format('CREATE UNLOGGED TABLE %I.%I AS '
+                               'WITH d AS (DELETE FROM %s WHERE %s RETURNING *) SELECT * FROM d', nsp, moving_tab, def, cond);
+                GET DIAGNOSTICS moved = ROW_COUNT;
+                -- the table's code just ran (its triggers, as the owner): whatever path it set
+                -- (a plain SET outlives this function's SET clause), this body's is pinned again
+                PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+            END IF;
+            EXECUTE format('CREATE TABLE %I.%I PARTITION OF %s FOR VALUES FROM (%L) TO (%s)',
+                           nsp, part, parent, lo_txt, coalesce(quote_literal(hi_txt), 'MAXVALUE'));
+            PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+            IF moving THEN
+                EXECUTE format('INSERT INTO %I.%I (%s) OVERRIDING SYSTEM VALUE SELECT %s FROM %I.%I',
+                               nsp, part, cols, cols, nsp, moving_tab);
+                PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+                EXECUTE format('DROP TABLE %I.%I', nsp, moving_tab);
+                RAISE NOTICE 'moved % rows from default partition "%" into new partition "%.%"', moved, def::text, nsp, part;
+            END IF;
+        -- (RESTRICT is 23001 from PostgreSQL 18 on, 23503 before)
+        EXCEPTION WHEN foreign_key_violation OR restrict_violation THEN
+            GET STACKED DIAGNOSTICS fk_name = CONSTRAINT_NAME, fk_table = TABLE_NAME;
+            fk_oid := NULL;
+            fk_up := NULL;
+            -- the error names the partition-level clone of the user's constraint (named
+            -- differently by each major): report the constraint the user made
+            SELECT c.oid, c.conparentid INTO fk_oid, fk_up FROM pg_constraint c
+            WHERE c.conname = fk_name AND c.contype = 'f' AND c.confrelid IN (parent, def)
+            ORDER BY c.confrelid = def DESC LIMIT 1;
+            WHILE fk_up IS NOT NULL AND fk_up <> 0 LOOP
+                fk_oid := fk_up;
+                SELECT c.conparentid INTO fk_up FROM pg_constraint c WHERE c.oid = fk_oid;
+            END LOOP;
+            IF fk_oid IS NOT NULL THEN
+                SELECT c.conname, c.conrelid::regclass::text INTO fk_name, fk_table FROM pg_constraint c WHERE c.oid = fk_oid;
+            END IF;
+            RAISE WARNING 'skipped new partition "%.%": rows of default partition "%" cannot move into it', nsp, part, def::text
+                USING DETAIL = format('Foreign key constraint "%s" of table "%s" refers to rows among them; moving a row deletes and inserts it.', fk_name, fk_table),
+                      HINT = 'Move those rows out of the default partition while the constraint is dropped (see Time partitions in hlculid''s README), then run this again.';
+            CONTINUE;
+        END;
+        RETURN NEXT format('%I.%I', nsp, part)::regclass;
+    END LOOP;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION hlculid_drop_partitions_as_owner(
+    parent regclass, older_than timestamptz, detach_only boolean)
+RETURNS SETOF text
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    cutoff pg_catalog.hlculid;
+    child record;
+    qualified text;
+BEGIN
+    IF NOT pg_catalog.hlculid_acting_as_owner(parent::pg_catalog.oid) THEN
+        RAISE EXCEPTION 'hlculid_drop_partitions_as_owner runs only inside hlculid_drop_partitions'
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Call hlculid_drop_partitions, which runs it as the table''s owner.';
+    END IF;
+    -- a time an id cannot hold (before 1970, after 10889, infinite) is refused here (22008)
+    cutoff := pg_catalog.hlculid_min(older_than);
+    -- every name below gives the relation meant: the schemas keep their names until the
+    -- transaction ends (src/base/schema_pin.rs), the table's here, each partition's below
+    PERFORM pg_catalog.hlculid_pin_schema(c.relnamespace) FROM pg_class c WHERE c.oid = parent;
+    -- one run at a time per table, under a lock only roles that may change the table can take
+    -- (0.3.0's advisory lock could be held by any role)
+    EXECUTE format('LOCK TABLE ONLY %s IN SHARE UPDATE EXCLUSIVE MODE', parent);
+    -- (this also refuses a table not partitioned on an hlculid, before anything is detached)
+    FOR child IN
+        SELECT b.partition, b.to_id FROM pg_catalog.hlculid_partition_bounds(parent) b
+        WHERE NOT b.is_default AND b.to_id OPERATOR(pg_catalog.<=) cutoff
+        ORDER BY b.to_id
+    LOOP
+        PERFORM pg_catalog.hlculid_pin_schema(c.relnamespace) FROM pg_class c WHERE c.oid = child.partition;
+        qualified := (pg_identify_object('pg_class'::regclass, child.partition, 0)).identity;
+        EXECUTE format('ALTER TABLE %s DETACH PARTITION %s', parent, child.partition);
+        IF NOT detach_only THEN
+            EXECUTE format('DROP TABLE %s', child.partition);
+        END IF;
+        PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+        RETURN NEXT qualified;
+    END LOOP;
+END
+$fn$;
+
+COMMENT ON FUNCTION hlculid_pin_schema(pg_catalog.oid) IS 'until the transaction ends, the schema keeps its name: a rename waits (its pg_namespace row is locked as by SELECT FOR KEY SHARE); needs USAGE on it; the partition helpers and the backfill call it before naming a table of it in DDL';
+COMMENT ON FUNCTION hlculid_partition_bounds(regclass) IS 'the partitions of a table partitioned by range on an hlculid, with the ids each holds (NULL: unbounded), as the partition helpers see them';
+COMMENT ON FUNCTION hlculid_create_partitions_as_owner(regclass, timestamptz, timestamptz, interval) IS 'the body of hlculid_create_partitions, which runs it as the table''s owner; refuses to run anywhere else';
+COMMENT ON FUNCTION hlculid_drop_partitions_as_owner(regclass, timestamptz, boolean) IS 'the body of hlculid_drop_partitions, which runs it as the table''s owner; refuses to run anywhere else';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1844,6 +1868,21 @@ AS 'MODULE_PATHNAME', 'hlculid_ts_wrapper';
 
 /* <begin connected objects> */
 -- requires:
+--   hlculid_type
+--   hlculid_ts
+
+
+CREATE FUNCTION hlculid_decode(id hlculid,
+    OUT ts timestamptz, OUT counter int4, OUT publisher int4, OUT random int8)
+RETURNS record
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_decode_fast';
+
+CREATE CAST (hlculid AS timestamptz) WITH FUNCTION hlculid_ts(hlculid);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
 --   hlculid_opclasses
 --   introspect::hlculid_clock
 --   extract::hlculid_ts
@@ -1979,6 +2018,41 @@ COMMENT ON FUNCTION hlculid_publish_horizon() IS 'writes this server''s row in h
 /* <begin connected objects> */
 -- requires:
 --   hlculid_horizons
+--   server::hlculid_horizon_holds_since
+
+-- What holds this server's horizon back, with what a DBA needs to end it (0.4.0; 0.6.0: `lag`
+-- and `since`). `lag` is how long the holder has held readers back: from when its transaction
+-- made its first id (hlculid_horizon_holds_since(), kept in the backend's slot and in the
+-- prepared transaction's hold), else from its PREPARE (a hold reloaded at a start keeps no time).
+-- 0.5.0 measured it from the time of `holds_at`, the clock's last value when the transaction
+-- began: on an idle server that is the last id made, seconds or hours before, and a transaction
+-- 0.5 s old showed a lag of that age. One source: the install script takes it through the
+-- module src/horizon/published.rs, the 0.5.0 -> 0.6.0 update includes it (CREATE OR REPLACE
+-- keeps the view's OID, grants and comment; `since` is a column added at the end).
+CREATE OR REPLACE VIEW hlculid.hlculid_horizon_holders AS
+SELECT h.pid,
+       a.xact_start,
+       a.state,
+       h.transaction AS prepared_xid,
+       p.gid,
+       h.holds_at,
+       pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) COALESCE(h.since, p.prepared) AS lag,
+       COALESCE(h.since, p.prepared) AS since
+FROM pg_catalog.hlculid_horizon_holds_since() h
+LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) h.pid
+LEFT JOIN pg_catalog.pg_prepared_xacts p
+       ON p.transaction::pg_catalog.text OPERATOR(pg_catalog.=) h.transaction::pg_catalog.text;
+
+COMMENT ON VIEW hlculid.hlculid_horizon_holders IS 'what holds this server''s horizon back: sessions and prepared transactions, since when (their first id), how long (lag)';
+COMMENT ON FUNCTION hlculid_horizon_holds_since() IS 'hlculid_horizon_holds() with since: when each holder''s transaction made its first id (NULL for a prepared transaction reloaded at a start)';
+-- As hlculid_horizon_holds() (horizon_grants.sql): other sessions' pids and xids, for pg_monitor.
+REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds_since() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION hlculid_horizon_holds_since() TO pg_monitor;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_horizons
 --   hlculid_cluster_horizon
 --   hlculid_cluster_nodes
 
@@ -2080,10 +2154,82 @@ BEGIN
 END
 $fn$;
 
+-- The checks of every read of table `rel` by its column `id_column` (the readers below, and a
+-- consumer's creation, which has the table's OID: naming its row type instead would be a name
+-- the schema's owner could swap, 0.6.0): the column, its type, its unique index, no inheritance
+-- child; with `privileges`, also that the caller may read every column, with a plan that reads
+-- nothing (a read checks them as it reads).
+CREATE OR REPLACE FUNCTION hlculid_read_checks(rel regclass, id_column name, privileges boolean)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    col_type regtype;
+    col_num int2;
+    base regtype;
+    q text;
+BEGIN
+    IF $1 IS NULL OR $2 IS NULL OR $3 IS NULL THEN
+        RAISE EXCEPTION 'hlculid_read_checks needs a table, a column and whether to check privileges'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_class c WHERE c.oid = rel) THEN
+        RAISE EXCEPTION 'relation with OID % does not exist', rel::pg_catalog.oid
+            USING ERRCODE = 'undefined_table';
+    END IF;
+    SELECT a.atttypid::regtype, a.attnum INTO col_type, col_num FROM pg_catalog.pg_attribute a
+    WHERE a.attrelid = rel AND a.attname = $2 AND a.attnum > 0 AND NOT a.attisdropped;
+    IF col_type IS NULL THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', $2, rel
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    -- a domain over hlculid reads as an hlculid (0.5.0): its base type, through domains of domains
+    WITH RECURSIVE d(t, typtype, basetype) AS (
+        SELECT y.oid, y.typtype, y.typbasetype FROM pg_catalog.pg_type y WHERE y.oid = col_type
+        UNION ALL
+        SELECT y.oid, y.typtype, y.typbasetype FROM d JOIN pg_catalog.pg_type y ON y.oid = d.basetype
+        WHERE d.typtype = 'd')
+    SELECT d.t::regtype INTO base FROM d WHERE d.typtype <> 'd';
+    IF base IS DISTINCT FROM 'pg_catalog.hlculid'::regtype THEN
+        RAISE EXCEPTION 'column "%" of relation % is of type %, not hlculid', $2, rel, col_type
+            USING ERRCODE = 'datatype_mismatch';
+    END IF;
+    -- pages go by id > the last id read: rows sharing an id with a page's last row would be
+    -- passed (0.5.0). The column must be unique by itself: a valid unique index (or primary key)
+    -- whose one key column it is, on no expression and with no predicate; of a partitioned table,
+    -- the parent's.
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_index x
+                   WHERE x.indrelid = rel AND x.indisunique AND x.indisvalid
+                     AND x.indnkeyatts = 1 AND x.indkey[0] = col_num
+                     AND x.indpred IS NULL AND x.indexprs IS NULL) THEN
+        RAISE EXCEPTION 'column "%" of relation % has no unique index of its own', $2, rel
+            USING ERRCODE = 'invalid_column_reference',
+                  DETAIL = 'hlculid_read pages by id after the last id read: rows that share an id with the last row of a page would be passed.',
+                  HINT = pg_catalog.format('Add one (ALTER TABLE %s ADD UNIQUE (%I)), or read this table by other means.', rel, $2);
+    END IF;
+    -- a plain table's index covers that table only: a child's rows (INHERITS) may repeat its ids
+    IF EXISTS (SELECT FROM pg_catalog.pg_class c WHERE c.oid = rel AND c.relkind <> 'p')
+       AND EXISTS (SELECT FROM pg_catalog.pg_inherits i WHERE i.inhparent = rel) THEN
+        RAISE EXCEPTION 'column "%" of relation % has no unique index of its own', $2, rel
+            USING ERRCODE = 'invalid_column_reference',
+                  DETAIL = 'The table has inheritance children, whose rows its unique index does not cover: hlculid_read pages by id after the last id read, and rows of a child that share an id with the last row of a page would be passed.',
+                  HINT = pg_catalog.format('Make %s a partitioned table, or read its rows by other means.', rel);
+    END IF;
+    -- read only if its name still gives the table when parsed (0.6.0: a schema's owner could
+    -- rename the schema in between and put her view in its place)
+    IF $3 THEN
+        q := pg_catalog.format('SELECT t FROM %s t LIMIT 0', rel);
+        PERFORM pg_catalog.hlculid_expect_reads(rel::pg_catalog.oid, q);
+        EXECUTE q;
+    END IF;
+END
+$fn$;
+
 -- Reads the next rows after `after` below `below`, by index, with a snapshot taken after the
 -- call began (its own statement, READ COMMITTED): a bound the caller took before the call (its
--- arguments are evaluated first) vouches for every row below it. The one place that checks the
--- table and the column for the readers below. NULL `below` (a watermark not yet known): no rows.
+-- arguments are evaluated first) vouches for every row below it. NULL `below` (a watermark not
+-- yet known): no rows.
 -- (On Citus its shard queries go outside transaction blocks, src/horizon/cluster.rs: an open
 -- transaction that only reads is no distributed transaction, which the cluster horizon would wait for.)
 CREATE OR REPLACE FUNCTION hlculid_read_below(table_row anyelement, after pg_catalog.hlculid,
@@ -2096,9 +2242,6 @@ SET citus.select_opens_transaction_block = off
 AS $fn$
 DECLARE
     rel regclass;
-    col_type regtype;
-    col_num int2;
-    base regtype;
     q text;
 BEGIN
     SELECT t.typrelid::regclass INTO rel FROM pg_catalog.pg_type t
@@ -2113,55 +2256,15 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'max_rows is 1 or more.';
     END IF;
-    SELECT a.atttypid::regtype, a.attnum INTO col_type, col_num FROM pg_catalog.pg_attribute a
-    WHERE a.attrelid = rel AND a.attname = $5 AND a.attnum > 0 AND NOT a.attisdropped;
-    IF col_type IS NULL THEN
-        RAISE EXCEPTION 'column "%" of relation % does not exist', $5, rel
-            USING ERRCODE = 'undefined_column';
-    END IF;
-    -- a domain over hlculid reads as an hlculid (0.5.0): its base type, through domains of domains
-    WITH RECURSIVE d(t, typtype, basetype) AS (
-        SELECT y.oid, y.typtype, y.typbasetype FROM pg_catalog.pg_type y WHERE y.oid = col_type
-        UNION ALL
-        SELECT y.oid, y.typtype, y.typbasetype FROM d JOIN pg_catalog.pg_type y ON y.oid = d.basetype
-        WHERE d.typtype = 'd')
-    SELECT d.t::regtype INTO base FROM d WHERE d.typtype <> 'd';
-    IF base IS DISTINCT FROM 'pg_catalog.hlculid'::regtype THEN
-        RAISE EXCEPTION 'column "%" of relation % is of type %, not hlculid', $5, rel, col_type
-            USING ERRCODE = 'datatype_mismatch';
-    END IF;
-    -- pages go by id > the last id read: rows sharing an id with a page's last row would be
-    -- passed (0.5.0). The column must be unique by itself: a valid unique index (or primary key)
-    -- whose one key column it is, on no expression and with no predicate; of a partitioned table,
-    -- the parent's.
-    IF NOT EXISTS (SELECT FROM pg_catalog.pg_index x
-                   WHERE x.indrelid = rel AND x.indisunique AND x.indisvalid
-                     AND x.indnkeyatts = 1 AND x.indkey[0] = col_num
-                     AND x.indpred IS NULL AND x.indexprs IS NULL) THEN
-        RAISE EXCEPTION 'column "%" of relation % has no unique index of its own', $5, rel
-            USING ERRCODE = 'invalid_column_reference',
-                  DETAIL = 'hlculid_read pages by id after the last id read: rows that share an id with the last row of a page would be passed.',
-                  HINT = pg_catalog.format('Add one (ALTER TABLE %s ADD UNIQUE (%I)), or read this table by other means.', rel, $5);
-    END IF;
-    -- a plain table's index covers that table only: a child's rows (INHERITS) may repeat its ids
-    IF EXISTS (SELECT FROM pg_catalog.pg_class c WHERE c.oid = rel AND c.relkind <> 'p')
-       AND EXISTS (SELECT FROM pg_catalog.pg_inherits i WHERE i.inhparent = rel) THEN
-        RAISE EXCEPTION 'column "%" of relation % has no unique index of its own', $5, rel
-            USING ERRCODE = 'invalid_column_reference',
-                  DETAIL = 'The table has inheritance children, whose rows its unique index does not cover: hlculid_read pages by id after the last id read, and rows of a child that share an id with the last row of a page would be passed.',
-                  HINT = pg_catalog.format('Make %s a partitioned table, or read its rows by other means.', rel);
-    END IF;
     -- no bound, or none above the position: no row can be read, and no shard is asked (0.6.0);
-    -- the privileges the read needs are checked all the same (a whole row, as SELECT *), with
-    -- a plan that reads nothing
-    -- each query read only if its name still gives the table when parsed (0.6.0: a schema's
-    -- owner could rename the schema in between and put her view in its place)
+    -- the privileges the read needs are checked all the same
     IF $3 IS NULL OR ($2 IS NOT NULL AND $3 OPERATOR(pg_catalog.<=) $2) THEN
-        q := pg_catalog.format('SELECT t FROM %s t LIMIT 0', rel);
-        PERFORM pg_catalog.hlculid_expect_reads(rel::pg_catalog.oid, q);
-        EXECUTE q;
+        PERFORM pg_catalog.hlculid_read_checks(rel, $5, true);
         RETURN;
     END IF;
+    PERFORM pg_catalog.hlculid_read_checks(rel, $5, false);
+    -- read only if its name still gives the table when parsed (0.6.0: a schema's owner could
+    -- rename the schema in between and put her view in its place)
     q := pg_catalog.format(
         'SELECT * FROM %s t WHERE ($1 IS NULL OR t.%I OPERATOR(pg_catalog.>) $1) AND t.%I OPERATOR(pg_catalog.<) $2 ORDER BY t.%I USING OPERATOR(pg_catalog.<) LIMIT $3',
         rel, $5, $5, $5);
@@ -2214,11 +2317,55 @@ END
 $fn$;
 
 COMMENT ON FUNCTION hlculid_watermark(int4[]) IS 'smallest horizon of the publishers (NULL: all rows and this server''s own): below it the datastore has every event it will get from them; NULL while one has no row or a table is still synchronising';
+COMMENT ON FUNCTION hlculid_read_checks(regclass, name, boolean) IS 'the checks of every read of a table by its hlculid column (the column, its type, its own unique index, no inheritance child) and, with privileges, that the caller may read every column: the readers and hlculid_consumer_create call it';
 COMMENT ON FUNCTION hlculid_read_below(anyelement, hlculid, hlculid, int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below a bound taken before the call (a horizon, a watermark), read by index with a later snapshot';
 COMMENT ON FUNCTION hlculid_read(anyelement, hlculid, int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below the horizon: a cursor reader that never misses a row';
 COMMENT ON FUNCTION hlculid_expect_reads(pg_catalog.oid, text) IS 'until the transaction ends or the next call, a parse of exactly this query in this session raises 42P01 unless every relation it names is rel or one of pg_catalog''s or hlculid''s: the readers arm it before EXECUTE of a query built from a table''s name; NULL disarms, and takes in other sessions'' catalog changes, so that a name formatted next is current';
 COMMENT ON FUNCTION hlculid_require_read_committed(text) IS 'the one READ COMMITTED rule of the horizon, watermark and reader functions: 0A000 naming the caller in a REPEATABLE READ or SERIALIZABLE transaction; READ UNCOMMITTED is READ COMMITTED';
 COMMENT ON FUNCTION hlculid_read_watermark(anyelement, hlculid, int4[], int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below the watermark of the publishers: a reader of many publishers that never misses a row';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_readers
+--   hlculid_horizon_holders
+
+-- Who may see what holds the horizon back (0.5.0): hlculid_horizon_holds() shows other sessions'
+-- pids and prepared transactions' xids with the ids they may have made, so, as pg_buffercache
+-- does, it is revoked from PUBLIC and granted to pg_monitor (which the holders view needs too:
+-- a view's functions run with the caller's rights). One source: the install script takes it
+-- through src/horizon/published.rs, the 0.4.0 -> 0.5.0 upgrade script includes it. docs/security.md has
+-- the grant sets for readers and publishers.
+REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION hlculid_horizon_holds() TO pg_monitor;
+GRANT SELECT ON hlculid.hlculid_horizon_holders TO pg_monitor;
+-- Who may write hlculid.hlculid_horizons (0.5.0): no one but through hlculid_advance_horizon, a
+-- SECURITY DEFINER function that keeps a row within hlculid.max_clock_skew of the clock and never
+-- lowers it. A role with UPDATE on the table could set a row to the largest id and freeze every
+-- watermark through it for good. No role but the table's owner keeps INSERT, UPDATE, DELETE or
+-- TRUNCATE on it, PUBLIC included, whatever granted them (a default privilege, or 0.4.0's
+-- docs/security.md, which told publishers to take INSERT and UPDATE); the function is granted to
+-- the publishing roles (docs/security.md), and to no one by default.
+REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM PUBLIC;
+DO $writers$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN
+        SELECT DISTINCT a.grantee
+        FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+        WHERE c.oid OPERATOR(pg_catalog.=) 'hlculid.hlculid_horizons'::pg_catalog.regclass
+          AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
+          AND a.grantee OPERATOR(pg_catalog.<>) 0::pg_catalog.oid
+          AND a.privilege_type OPERATOR(pg_catalog.=) ANY
+              (ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']::pg_catalog.text[])
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM %I CASCADE',
+                                  pg_catalog.pg_get_userbyid(r.grantee));
+    END LOOP;
+END
+$writers$;
+REVOKE EXECUTE ON FUNCTION hlculid_advance_horizon(int4, pg_catalog.hlculid) FROM PUBLIC;
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -2353,99 +2500,6 @@ END
 $fn$;
 
 COMMENT ON FUNCTION hlculid_read_key(anyelement, name, anycompatible, hlculid, int4, name) IS 'the next rows of one key (a tenant) after an id, below the horizon (the cluster''s on Citus), in id order: a reader of one tenant''s events that never misses a row, a router query on a table distributed by the key';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_horizons
---   server::hlculid_horizon_holds_since
-
--- What holds this server's horizon back, with what a DBA needs to end it (0.4.0; 0.6.0: `lag`
--- and `since`). `lag` is how long the holder has held readers back: from when its transaction
--- made its first id (hlculid_horizon_holds_since(), kept in the backend's slot and in the
--- prepared transaction's hold), else from its PREPARE (a hold reloaded at a start keeps no time).
--- 0.5.0 measured it from the time of `holds_at`, the clock's last value when the transaction
--- began: on an idle server that is the last id made, seconds or hours before, and a transaction
--- 0.5 s old showed a lag of that age. One source: the install script takes it through the
--- module src/horizon/published.rs, the 0.5.0 -> 0.6.0 update includes it (CREATE OR REPLACE
--- keeps the view's OID, grants and comment; `since` is a column added at the end).
-CREATE OR REPLACE VIEW hlculid.hlculid_horizon_holders AS
-SELECT h.pid,
-       a.xact_start,
-       a.state,
-       h.transaction AS prepared_xid,
-       p.gid,
-       h.holds_at,
-       pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) COALESCE(h.since, p.prepared) AS lag,
-       COALESCE(h.since, p.prepared) AS since
-FROM pg_catalog.hlculid_horizon_holds_since() h
-LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) h.pid
-LEFT JOIN pg_catalog.pg_prepared_xacts p
-       ON p.transaction::pg_catalog.text OPERATOR(pg_catalog.=) h.transaction::pg_catalog.text;
-
-COMMENT ON VIEW hlculid.hlculid_horizon_holders IS 'what holds this server''s horizon back: sessions and prepared transactions, since when (their first id), how long (lag)';
-COMMENT ON FUNCTION hlculid_horizon_holds_since() IS 'hlculid_horizon_holds() with since: when each holder''s transaction made its first id (NULL for a prepared transaction reloaded at a start)';
--- As hlculid_horizon_holds() (horizon_grants.sql): other sessions' pids and xids, for pg_monitor.
-REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds_since() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION hlculid_horizon_holds_since() TO pg_monitor;
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_readers
---   hlculid_horizon_holders
-
--- Who may see what holds the horizon back (0.5.0): hlculid_horizon_holds() shows other sessions'
--- pids and prepared transactions' xids with the ids they may have made, so, as pg_buffercache
--- does, it is revoked from PUBLIC and granted to pg_monitor (which the holders view needs too:
--- a view's functions run with the caller's rights). One source: the install script takes it
--- through src/horizon/published.rs, the 0.4.0 -> 0.5.0 upgrade script includes it. docs/security.md has
--- the grant sets for readers and publishers.
-REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION hlculid_horizon_holds() TO pg_monitor;
-GRANT SELECT ON hlculid.hlculid_horizon_holders TO pg_monitor;
--- Who may write hlculid.hlculid_horizons (0.5.0): no one but through hlculid_advance_horizon, a
--- SECURITY DEFINER function that keeps a row within hlculid.max_clock_skew of the clock and never
--- lowers it. A role with UPDATE on the table could set a row to the largest id and freeze every
--- watermark through it for good. No role but the table's owner keeps INSERT, UPDATE, DELETE or
--- TRUNCATE on it, PUBLIC included, whatever granted them (a default privilege, or 0.4.0's
--- docs/security.md, which told publishers to take INSERT and UPDATE); the function is granted to
--- the publishing roles (docs/security.md), and to no one by default.
-REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM PUBLIC;
-DO $writers$
-DECLARE
-    r record;
-BEGIN
-    FOR r IN
-        SELECT DISTINCT a.grantee
-        FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
-        WHERE c.oid OPERATOR(pg_catalog.=) 'hlculid.hlculid_horizons'::pg_catalog.regclass
-          AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
-          AND a.grantee OPERATOR(pg_catalog.<>) 0::pg_catalog.oid
-          AND a.privilege_type OPERATOR(pg_catalog.=) ANY
-              (ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']::pg_catalog.text[])
-    LOOP
-        EXECUTE pg_catalog.format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM %I CASCADE',
-                                  pg_catalog.pg_get_userbyid(r.grantee));
-    END LOOP;
-END
-$writers$;
-REVOKE EXECUTE ON FUNCTION hlculid_advance_horizon(int4, pg_catalog.hlculid) FROM PUBLIC;
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
---   hlculid_ts
-
-
-CREATE FUNCTION hlculid_decode(id hlculid,
-    OUT ts timestamptz, OUT counter int4, OUT publisher int4, OUT random int8)
-RETURNS record
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_decode_fast';
-
-CREATE CAST (hlculid AS timestamptz) WITH FUNCTION hlculid_ts(hlculid);
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -2801,8 +2855,9 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'max_attempts is 1 or more.';
     END IF;
-    -- the table and its column, as every read checks them, with the caller's privileges
-    EXECUTE pg_catalog.format('SELECT FROM pg_catalog.hlculid_read_below(NULL::%s, NULL, NULL, 1, $1)', $2) USING $6;
+    -- the table and its column, as every read checks them, with the caller's privileges (by
+    -- OID: 0.5.0 named its row type, a name the schema's owner could swap for her view's)
+    PERFORM pg_catalog.hlculid_read_checks($2, $6, true);
     pos := pg_catalog.hlculid_consumer_start($2, $3, $4);
     INSERT INTO hlculid.hlculid_consumer_positions AS c
         (consumer, relation, id_column, owner, position, max_attempts, created_at, updated_at)

@@ -13,6 +13,7 @@
 //! | | `backend_local` | backend-private state and randomness |
 //! | | `process` | whether the library was preloaded; the data directory |
 //! | | `read_guard` | the check that a query built from a table's name reads that table when parsed (`hlculid_expect_reads`) |
+//! | | `schema_pin` | a schema's name kept for the rest of the transaction, for DDL built from names (`hlculid_pin_schema`) |
 //! | `types/` | `datum` | the `hlculid` type: its 16-byte datum |
 //! | | `io` | text and binary I/O, the casts between the same 16 bytes |
 //! | | `ops`, `ops_uuid` | comparisons, opclasses, aggregates; the cross-type ones with `uuid` |

@@ -222,10 +222,13 @@ BEGIN
             tsv[n] := b.ts;
             CONTINUE WHEN n < batch_size AND b.more;
 
-            PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
+            -- the name as it is now, and its schema's name kept until the batch commits
+            -- (src/base/schema_pin.rs): the lock then takes the table and its partitions
+            PERFORM pg_catalog.hlculid_pin_schema(c.relnamespace) FROM pg_catalog.pg_class c WHERE c.oid = tbl;
             EXECUTE format('LOCK TABLE %s IN SHARE UPDATE EXCLUSIVE MODE', tbl);
             -- a utility statement, which the parse check does not see: the lock must be the
-            -- table's (its name could give another relation by then)
+            -- table's (dropped and another relation made under its name since the last batch,
+            -- the name could give another relation)
             IF NOT EXISTS (SELECT FROM pg_catalog.pg_locks l
                            WHERE l.locktype = 'relation' AND l.relation = tbl::pg_catalog.oid
                              AND l.pid = pg_catalog.pg_backend_pid() AND l.granted

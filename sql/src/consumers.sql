@@ -217,8 +217,9 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'max_attempts is 1 or more.';
     END IF;
-    -- the table and its column, as every read checks them, with the caller's privileges
-    EXECUTE pg_catalog.format('SELECT FROM pg_catalog.hlculid_read_below(NULL::%s, NULL, NULL, 1, $1)', $2) USING $6;
+    -- the table and its column, as every read checks them, with the caller's privileges (by
+    -- OID: 0.5.0 named its row type, a name the schema's owner could swap for her view's)
+    PERFORM pg_catalog.hlculid_read_checks($2, $6, true);
     pos := pg_catalog.hlculid_consumer_start($2, $3, $4);
     INSERT INTO hlculid.hlculid_consumer_positions AS c
         (consumer, relation, id_column, owner, position, max_attempts, created_at, updated_at)

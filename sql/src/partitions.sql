@@ -225,6 +225,10 @@ BEGIN
         s := e;
     END LOOP;
 
+    -- every name below gives the relation meant: the table's schema keeps its name until the
+    -- transaction ends (0.6.0: its owner could rename it and put hers in its place, and the
+    -- statements below would run her code as the table's owner; src/base/schema_pin.rs)
+    PERFORM pg_catalog.hlculid_pin_schema(c.relnamespace) FROM pg_class c WHERE c.oid = parent;
     -- one run at a time per table, under a lock only roles that may change the table can take
     -- (0.3.0's advisory lock could be held by any role)
     EXECUTE format('LOCK TABLE ONLY %s IN SHARE UPDATE EXCLUSIVE MODE', parent);
@@ -267,6 +271,8 @@ BEGIN
     -- so that no row reaches the default partition between looking at it and creating
     EXECUTE format('LOCK TABLE ONLY %s IN ACCESS EXCLUSIVE MODE', parent);
     IF def IS NOT NULL THEN
+        -- (the default partition may be in another schema)
+        PERFORM pg_catalog.hlculid_pin_schema(c.relnamespace) FROM pg_class c WHERE c.oid = def;
         EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', def);
     END IF;
     -- the name itself (pg_identify_object quotes it, and format's %I would quote it again)
@@ -411,6 +417,9 @@ BEGIN
     END IF;
     -- a time an id cannot hold (before 1970, after 10889, infinite) is refused here (22008)
     cutoff := pg_catalog.hlculid_min(older_than);
+    -- every name below gives the relation meant: the schemas keep their names until the
+    -- transaction ends (src/base/schema_pin.rs), the table's here, each partition's below
+    PERFORM pg_catalog.hlculid_pin_schema(c.relnamespace) FROM pg_class c WHERE c.oid = parent;
     -- one run at a time per table, under a lock only roles that may change the table can take
     -- (0.3.0's advisory lock could be held by any role)
     EXECUTE format('LOCK TABLE ONLY %s IN SHARE UPDATE EXCLUSIVE MODE', parent);
@@ -420,6 +429,7 @@ BEGIN
         WHERE NOT b.is_default AND b.to_id OPERATOR(pg_catalog.<=) cutoff
         ORDER BY b.to_id
     LOOP
+        PERFORM pg_catalog.hlculid_pin_schema(c.relnamespace) FROM pg_class c WHERE c.oid = child.partition;
         qualified := (pg_identify_object('pg_class'::regclass, child.partition, 0)).identity;
         EXECUTE format('ALTER TABLE %s DETACH PARTITION %s', parent, child.partition);
         IF NOT detach_only THEN
@@ -431,6 +441,7 @@ BEGIN
 END
 $fn$;
 
+COMMENT ON FUNCTION hlculid_pin_schema(pg_catalog.oid) IS 'until the transaction ends, the schema keeps its name: a rename waits (its pg_namespace row is locked as by SELECT FOR KEY SHARE); needs USAGE on it; the partition helpers and the backfill call it before naming a table of it in DDL';
 COMMENT ON FUNCTION hlculid_partition_bounds(regclass) IS 'the partitions of a table partitioned by range on an hlculid, with the ids each holds (NULL: unbounded), as the partition helpers see them';
 COMMENT ON FUNCTION hlculid_create_partitions_as_owner(regclass, timestamptz, timestamptz, interval) IS 'the body of hlculid_create_partitions, which runs it as the table''s owner; refuses to run anywhere else';
 COMMENT ON FUNCTION hlculid_drop_partitions_as_owner(regclass, timestamptz, boolean) IS 'the body of hlculid_drop_partitions, which runs it as the table''s owner; refuses to run anywhere else';

@@ -76,10 +76,82 @@ BEGIN
 END
 $fn$;
 
+-- The checks of every read of table `rel` by its column `id_column` (the readers below, and a
+-- consumer's creation, which has the table's OID: naming its row type instead would be a name
+-- the schema's owner could swap, 0.6.0): the column, its type, its unique index, no inheritance
+-- child; with `privileges`, also that the caller may read every column, with a plan that reads
+-- nothing (a read checks them as it reads).
+CREATE OR REPLACE FUNCTION hlculid_read_checks(rel regclass, id_column name, privileges boolean)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    col_type regtype;
+    col_num int2;
+    base regtype;
+    q text;
+BEGIN
+    IF $1 IS NULL OR $2 IS NULL OR $3 IS NULL THEN
+        RAISE EXCEPTION 'hlculid_read_checks needs a table, a column and whether to check privileges'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_class c WHERE c.oid = rel) THEN
+        RAISE EXCEPTION 'relation with OID % does not exist', rel::pg_catalog.oid
+            USING ERRCODE = 'undefined_table';
+    END IF;
+    SELECT a.atttypid::regtype, a.attnum INTO col_type, col_num FROM pg_catalog.pg_attribute a
+    WHERE a.attrelid = rel AND a.attname = $2 AND a.attnum > 0 AND NOT a.attisdropped;
+    IF col_type IS NULL THEN
+        RAISE EXCEPTION 'column "%" of relation % does not exist', $2, rel
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    -- a domain over hlculid reads as an hlculid (0.5.0): its base type, through domains of domains
+    WITH RECURSIVE d(t, typtype, basetype) AS (
+        SELECT y.oid, y.typtype, y.typbasetype FROM pg_catalog.pg_type y WHERE y.oid = col_type
+        UNION ALL
+        SELECT y.oid, y.typtype, y.typbasetype FROM d JOIN pg_catalog.pg_type y ON y.oid = d.basetype
+        WHERE d.typtype = 'd')
+    SELECT d.t::regtype INTO base FROM d WHERE d.typtype <> 'd';
+    IF base IS DISTINCT FROM 'pg_catalog.hlculid'::regtype THEN
+        RAISE EXCEPTION 'column "%" of relation % is of type %, not hlculid', $2, rel, col_type
+            USING ERRCODE = 'datatype_mismatch';
+    END IF;
+    -- pages go by id > the last id read: rows sharing an id with a page's last row would be
+    -- passed (0.5.0). The column must be unique by itself: a valid unique index (or primary key)
+    -- whose one key column it is, on no expression and with no predicate; of a partitioned table,
+    -- the parent's.
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_index x
+                   WHERE x.indrelid = rel AND x.indisunique AND x.indisvalid
+                     AND x.indnkeyatts = 1 AND x.indkey[0] = col_num
+                     AND x.indpred IS NULL AND x.indexprs IS NULL) THEN
+        RAISE EXCEPTION 'column "%" of relation % has no unique index of its own', $2, rel
+            USING ERRCODE = 'invalid_column_reference',
+                  DETAIL = 'hlculid_read pages by id after the last id read: rows that share an id with the last row of a page would be passed.',
+                  HINT = pg_catalog.format('Add one (ALTER TABLE %s ADD UNIQUE (%I)), or read this table by other means.', rel, $2);
+    END IF;
+    -- a plain table's index covers that table only: a child's rows (INHERITS) may repeat its ids
+    IF EXISTS (SELECT FROM pg_catalog.pg_class c WHERE c.oid = rel AND c.relkind <> 'p')
+       AND EXISTS (SELECT FROM pg_catalog.pg_inherits i WHERE i.inhparent = rel) THEN
+        RAISE EXCEPTION 'column "%" of relation % has no unique index of its own', $2, rel
+            USING ERRCODE = 'invalid_column_reference',
+                  DETAIL = 'The table has inheritance children, whose rows its unique index does not cover: hlculid_read pages by id after the last id read, and rows of a child that share an id with the last row of a page would be passed.',
+                  HINT = pg_catalog.format('Make %s a partitioned table, or read its rows by other means.', rel);
+    END IF;
+    -- read only if its name still gives the table when parsed (0.6.0: a schema's owner could
+    -- rename the schema in between and put her view in its place)
+    IF $3 THEN
+        q := pg_catalog.format('SELECT t FROM %s t LIMIT 0', rel);
+        PERFORM pg_catalog.hlculid_expect_reads(rel::pg_catalog.oid, q);
+        EXECUTE q;
+    END IF;
+END
+$fn$;
+
 -- Reads the next rows after `after` below `below`, by index, with a snapshot taken after the
 -- call began (its own statement, READ COMMITTED): a bound the caller took before the call (its
--- arguments are evaluated first) vouches for every row below it. The one place that checks the
--- table and the column for the readers below. NULL `below` (a watermark not yet known): no rows.
+-- arguments are evaluated first) vouches for every row below it. NULL `below` (a watermark not
+-- yet known): no rows.
 -- (On Citus its shard queries go outside transaction blocks, src/horizon/cluster.rs: an open
 -- transaction that only reads is no distributed transaction, which the cluster horizon would wait for.)
 CREATE OR REPLACE FUNCTION hlculid_read_below(table_row anyelement, after pg_catalog.hlculid,
@@ -92,9 +164,6 @@ SET citus.select_opens_transaction_block = off
 AS $fn$
 DECLARE
     rel regclass;
-    col_type regtype;
-    col_num int2;
-    base regtype;
     q text;
 BEGIN
     SELECT t.typrelid::regclass INTO rel FROM pg_catalog.pg_type t
@@ -109,55 +178,15 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'max_rows is 1 or more.';
     END IF;
-    SELECT a.atttypid::regtype, a.attnum INTO col_type, col_num FROM pg_catalog.pg_attribute a
-    WHERE a.attrelid = rel AND a.attname = $5 AND a.attnum > 0 AND NOT a.attisdropped;
-    IF col_type IS NULL THEN
-        RAISE EXCEPTION 'column "%" of relation % does not exist', $5, rel
-            USING ERRCODE = 'undefined_column';
-    END IF;
-    -- a domain over hlculid reads as an hlculid (0.5.0): its base type, through domains of domains
-    WITH RECURSIVE d(t, typtype, basetype) AS (
-        SELECT y.oid, y.typtype, y.typbasetype FROM pg_catalog.pg_type y WHERE y.oid = col_type
-        UNION ALL
-        SELECT y.oid, y.typtype, y.typbasetype FROM d JOIN pg_catalog.pg_type y ON y.oid = d.basetype
-        WHERE d.typtype = 'd')
-    SELECT d.t::regtype INTO base FROM d WHERE d.typtype <> 'd';
-    IF base IS DISTINCT FROM 'pg_catalog.hlculid'::regtype THEN
-        RAISE EXCEPTION 'column "%" of relation % is of type %, not hlculid', $5, rel, col_type
-            USING ERRCODE = 'datatype_mismatch';
-    END IF;
-    -- pages go by id > the last id read: rows sharing an id with a page's last row would be
-    -- passed (0.5.0). The column must be unique by itself: a valid unique index (or primary key)
-    -- whose one key column it is, on no expression and with no predicate; of a partitioned table,
-    -- the parent's.
-    IF NOT EXISTS (SELECT FROM pg_catalog.pg_index x
-                   WHERE x.indrelid = rel AND x.indisunique AND x.indisvalid
-                     AND x.indnkeyatts = 1 AND x.indkey[0] = col_num
-                     AND x.indpred IS NULL AND x.indexprs IS NULL) THEN
-        RAISE EXCEPTION 'column "%" of relation % has no unique index of its own', $5, rel
-            USING ERRCODE = 'invalid_column_reference',
-                  DETAIL = 'hlculid_read pages by id after the last id read: rows that share an id with the last row of a page would be passed.',
-                  HINT = pg_catalog.format('Add one (ALTER TABLE %s ADD UNIQUE (%I)), or read this table by other means.', rel, $5);
-    END IF;
-    -- a plain table's index covers that table only: a child's rows (INHERITS) may repeat its ids
-    IF EXISTS (SELECT FROM pg_catalog.pg_class c WHERE c.oid = rel AND c.relkind <> 'p')
-       AND EXISTS (SELECT FROM pg_catalog.pg_inherits i WHERE i.inhparent = rel) THEN
-        RAISE EXCEPTION 'column "%" of relation % has no unique index of its own', $5, rel
-            USING ERRCODE = 'invalid_column_reference',
-                  DETAIL = 'The table has inheritance children, whose rows its unique index does not cover: hlculid_read pages by id after the last id read, and rows of a child that share an id with the last row of a page would be passed.',
-                  HINT = pg_catalog.format('Make %s a partitioned table, or read its rows by other means.', rel);
-    END IF;
     -- no bound, or none above the position: no row can be read, and no shard is asked (0.6.0);
-    -- the privileges the read needs are checked all the same (a whole row, as SELECT *), with
-    -- a plan that reads nothing
-    -- each query read only if its name still gives the table when parsed (0.6.0: a schema's
-    -- owner could rename the schema in between and put her view in its place)
+    -- the privileges the read needs are checked all the same
     IF $3 IS NULL OR ($2 IS NOT NULL AND $3 OPERATOR(pg_catalog.<=) $2) THEN
-        q := pg_catalog.format('SELECT t FROM %s t LIMIT 0', rel);
-        PERFORM pg_catalog.hlculid_expect_reads(rel::pg_catalog.oid, q);
-        EXECUTE q;
+        PERFORM pg_catalog.hlculid_read_checks(rel, $5, true);
         RETURN;
     END IF;
+    PERFORM pg_catalog.hlculid_read_checks(rel, $5, false);
+    -- read only if its name still gives the table when parsed (0.6.0: a schema's owner could
+    -- rename the schema in between and put her view in its place)
     q := pg_catalog.format(
         'SELECT * FROM %s t WHERE ($1 IS NULL OR t.%I OPERATOR(pg_catalog.>) $1) AND t.%I OPERATOR(pg_catalog.<) $2 ORDER BY t.%I USING OPERATOR(pg_catalog.<) LIMIT $3',
         rel, $5, $5, $5);
@@ -210,6 +239,7 @@ END
 $fn$;
 
 COMMENT ON FUNCTION hlculid_watermark(int4[]) IS 'smallest horizon of the publishers (NULL: all rows and this server''s own): below it the datastore has every event it will get from them; NULL while one has no row or a table is still synchronising';
+COMMENT ON FUNCTION hlculid_read_checks(regclass, name, boolean) IS 'the checks of every read of a table by its hlculid column (the column, its type, its own unique index, no inheritance child) and, with privileges, that the caller may read every column: the readers and hlculid_consumer_create call it';
 COMMENT ON FUNCTION hlculid_read_below(anyelement, hlculid, hlculid, int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below a bound taken before the call (a horizon, a watermark), read by index with a later snapshot';
 COMMENT ON FUNCTION hlculid_read(anyelement, hlculid, int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below the horizon: a cursor reader that never misses a row';
 COMMENT ON FUNCTION hlculid_expect_reads(pg_catalog.oid, text) IS 'until the transaction ends or the next call, a parse of exactly this query in this session raises 42P01 unless every relation it names is rel or one of pg_catalog''s or hlculid''s: the readers arm it before EXECUTE of a query built from a table''s name; NULL disarms, and takes in other sessions'' catalog changes, so that a name formatted next is current';

@@ -5,4 +5,5 @@ pub mod errors;
 pub mod pg_c;
 pub mod process;
 pub mod read_guard;
+pub mod schema_pin;
 pub mod settings;

@@ -8,5 +8,5 @@ use pgrx::prelude::*;
 extension_sql_file!(
     "../../sql/src/partitions.sql",
     name = "hlculid_partitions",
-    requires = ["hlculid_type"],
+    requires = ["hlculid_type", base::schema_pin::hlculid_pin_schema],
 );
