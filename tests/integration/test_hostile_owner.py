@@ -704,6 +704,7 @@ def test_a_reader_reads_no_relation_put_in_its_tables_place_between_naming_and_p
     c.sql("CREATE TABLE public.rev (id pg_catalog.hlculid PRIMARY KEY DEFAULT pg_catalog.hlculid_generate(), n int4);"
           "INSERT INTO public.rev (n) SELECT g FROM pg_catalog.generate_series(1, 10) g", dbname="app")
     c.sql("SELECT pg_catalog.hlculid_consumer_create('swapped', 'public.rev')", dbname="app")
+    rev_oid = c.sql("SELECT 'public.rev'::regclass::oid", dbname="app")[0][0]
     with c.connect(user="mallory", dbname="app") as m:
         m.execute("""
             CREATE SCHEMA loot; CREATE SEQUENCE loot.ran; GRANT USAGE ON SCHEMA loot TO PUBLIC;
@@ -739,7 +740,9 @@ def test_a_reader_reads_no_relation_put_in_its_tables_place_between_naming_and_p
 
     victims = [threading.Thread(target=victim, args=(call,)) for call in (
         "SELECT count(*) FROM hlculid_read(NULL::public.rev, NULL, 5)",
-        "SELECT count(*) FROM hlculid_consume('swapped', NULL::public.rev, 5)")]
+        "SELECT count(*) FROM hlculid_consume('swapped', NULL::public.rev, 5)",
+        # by OID since 0.6.0's fifth review: it named the table's row type, a name she swaps
+        f"SELECT hlculid_consumer_create('created', {rev_oid}::regclass)")]
     try:
         for t in victims:
             t.start()
@@ -830,6 +833,123 @@ def test_a_backfill_reads_no_relation_put_in_its_tables_place_between_batches(ho
             m.execute("DROP SCHEMA loot CASCADE")
         c.sql("DROP TABLE public.bev", dbname="app")
 
+
+
+def test_the_partition_helpers_keep_their_schemas_name_while_they_run(hostile):
+    """The partition helpers run DDL built from names (LOCK, CREATE TABLE .. PARTITION OF, the
+    move out of the default partition, DETACH, DROP) as the table's owner; a utility statement
+    looks names up as it runs, where no parse check sees them. mallory, owning `public`, could
+    rename it between naming and running and put hers in its place (a domain's CHECK in her
+    table's key, run as the owner at the partition's bound). The helpers pin the schema's name
+    (src/base/schema_pin.rs): her rename waits for their transaction; a lock on a table there,
+    all they held before, does not stop it (the same run)."""
+    c = hostile
+    c.sql("CREATE TABLE public.pinned (id pg_catalog.hlculid NOT NULL, n int4) PARTITION BY RANGE (id);"
+          "CREATE TABLE public.pinned_default PARTITION OF public.pinned DEFAULT;"
+          "CREATE TABLE public.locked_only (n int4)", dbname="app")
+
+    def rename_waits(hold):
+        """Whether mallory's rename of `public` waits while a superuser's transaction that ran
+        `hold` is open (it is undone either way)."""
+        with c.connect(dbname="app", autocommit=False) as su, \
+                c.connect(user="mallory", dbname="app", autocommit=False) as m:
+            su.execute("SET search_path = pg_catalog, pg_temp")
+            su.execute(hold)
+            m.execute("SET lock_timeout = '300ms'")
+            try:
+                m.execute("ALTER SCHEMA public RENAME TO elsewhere")
+            except psycopg.errors.LockNotAvailable:
+                return True
+            finally:
+                m.rollback()
+                su.rollback()
+            return False
+
+    oid = c.sql("SELECT 'public.pinned'::regclass::oid", dbname="app")[0][0]
+    for hold in (f"SELECT hlculid_create_partitions({oid}::regclass, now(), now() + interval '2 days', '1 day')",
+                 f"SELECT hlculid_drop_partitions({oid}::regclass, now() - interval '1 day')",
+                 f"SELECT hlculid_pin_schema(c.relnamespace) FROM pg_class c WHERE c.oid = {oid}"):
+        assert rename_waits(hold), hold
+    # the naive: a table's lock leaves its schema's name free
+    assert not rename_waits("LOCK TABLE public.locked_only IN ACCESS EXCLUSIVE MODE")
+    # and a pin needs USAGE on the schema (eve has it on public, not on loot)
+    with c.connect(user="mallory", dbname="app") as m:
+        m.execute("CREATE SCHEMA sealed")
+    with c.connect(user="eve", dbname="app") as e:
+        for schema, state in (("sealed", "42501"), ("0", "3F000")):
+            with pytest.raises(psycopg.Error) as err:
+                e.execute(f"SELECT pg_catalog.hlculid_pin_schema(coalesce(pg_catalog.to_regnamespace('{schema}'), 0))")
+            assert err.value.sqlstate == state, (schema, str(err.value))
+    with c.connect(user="mallory", dbname="app") as m:
+        m.execute("DROP SCHEMA sealed")
+    c.sql("DROP TABLE public.pinned, public.locked_only", dbname="app")
+
+
+def test_the_partition_helpers_run_nothing_of_a_schema_swapped_under_them(hostile):
+    """mallory swaps `public` with a schema of hers in a loop, hers holding a partitioned table
+    and a default partition of the same names whose key is a domain with a CHECK of hers (run
+    by a partition's bound and by the move out of the default partition), while a superuser
+    creates and drops partitions of the table (given by OID) over and over: nothing of hers
+    runs, and the helpers keep working on the table."""
+    import threading
+    c = hostile
+    c.sql("CREATE TABLE public.sev2 (id pg_catalog.hlculid NOT NULL, n int4) PARTITION BY RANGE (id);"
+          "CREATE TABLE public.sev2_default PARTITION OF public.sev2 DEFAULT", dbname="app")
+    oid = c.sql("SELECT 'public.sev2'::regclass::oid", dbname="app")[0][0]
+    with c.connect(user="mallory", dbname="app") as m:
+        m.execute("""
+            CREATE SCHEMA loot; CREATE SEQUENCE loot.ran; GRANT USAGE ON SCHEMA loot TO PUBLIC;
+            GRANT USAGE ON SEQUENCE loot.ran TO PUBLIC;
+            CREATE SCHEMA swap; GRANT USAGE, CREATE ON SCHEMA swap TO PUBLIC;
+            CREATE FUNCTION swap.code(pg_catalog.hlculid) RETURNS boolean LANGUAGE plpgsql AS $f$
+            BEGIN
+                PERFORM pg_catalog.nextval('loot.ran');
+                RETURN true;
+            END $f$;
+            CREATE DOMAIN swap.key AS pg_catalog.hlculid CHECK (swap.code(VALUE));
+            CREATE TABLE swap.sev2 (id swap.key NOT NULL, n int4) PARTITION BY RANGE (id);
+            CREATE TABLE swap.sev2_default PARTITION OF swap.sev2 DEFAULT;
+            GRANT ALL ON swap.sev2, swap.sev2_default TO PUBLIC""")
+    stop = threading.Event()
+    seen = {"calls": 0, "swaps": 0, "errors": []}
+
+    def ran_code():
+        return c.sql("SELECT is_called FROM loot.ran", dbname="app")[0][0]
+
+    def victim():
+        with c.connect(dbname="app") as v:
+            v.execute("SET search_path = pg_catalog, pg_temp")
+            while not stop.is_set():
+                try:
+                    v.execute(f"SELECT hlculid_create_partitions({oid}::regclass, now() - interval '2 days', "
+                              "now() + interval '2 days', '1 day')").fetchall()
+                    v.execute(f"SELECT hlculid_drop_partitions({oid}::regclass, now() + interval '3 days')").fetchall()
+                except psycopg.Error as e:
+                    seen["errors"].append((e.sqlstate, str(e).splitlines()[0]))
+                seen["calls"] += 1
+
+    t = threading.Thread(target=victim)
+    try:
+        t.start()
+        t0 = time.monotonic()
+        with c.connect(user="mallory", dbname="app") as m:
+            m.execute("SET synchronous_commit = off")
+            while time.monotonic() - t0 < 4 and not ran_code():
+                m.execute("ALTER SCHEMA public RENAME TO old; ALTER SCHEMA swap RENAME TO public")
+                m.execute("ALTER SCHEMA public RENAME TO swap; ALTER SCHEMA old RENAME TO public")
+                seen["swaps"] += 1
+    finally:
+        stop.set()
+        t.join(30)
+    try:
+        assert not ran_code(), f"a partition helper ran the code of mallory's table ({seen})"
+        assert seen["calls"] >= 20 and seen["swaps"] >= 20, seen
+        assert seen["errors"] == [], seen["errors"][:5]
+        assert c.sql(f"SELECT count(*) FROM pg_inherits WHERE inhparent = {oid}", dbname="app")[0][0] == 1  # the default
+    finally:
+        with c.connect(user="mallory", dbname="app") as m:
+            m.execute("DROP SCHEMA swap, loot CASCADE")
+        c.sql("DROP TABLE public.sev2", dbname="app")
 
 LEFTOVERS = """
 CREATE TABLE public.lev (id pg_catalog.hlculid NOT NULL, n int4) PARTITION BY RANGE (id);
