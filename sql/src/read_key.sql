@@ -89,20 +89,28 @@ BEGIN
             USING ERRCODE = 'invalid_column_reference',
                   HINT = pg_catalog.format('Make %s a partitioned table, or read its rows by other means.', rel);
     END IF;
-    IF pg_catalog.hlculid_citus_table(rel) THEN
-        h := pg_catalog.hlculid_cluster_horizon();
-    ELSE
-        h := pg_catalog.hlculid_horizon();
-    END IF;
-    IF h IS NULL THEN
-        RETURN;
-    END IF;
     -- the key compared as the column's own type, so that Citus prunes to the key's shard: a
     -- type of pg_catalog by its name (found there first); any other only as the value's own
     -- type, passed as it is (a name in the query could give another type by the time it is
     -- parsed: a schema's owner may swap the schema, and a domain's CHECK would run)
     IF (SELECT y.typnamespace FROM pg_catalog.pg_type y WHERE y.oid = key_type)
        = 'pg_catalog'::pg_catalog.regnamespace THEN
+        -- a value that becomes the key unchanged or not at all: of its type, through an
+        -- implicit cast, as text (the type's input: exact, or an error), or an integer of
+        -- another width (an error when out of range); never a cast that rounds or cuts
+        -- (1.5 as an int4 key is 2: another tenant's rows)
+        IF pg_catalog.pg_typeof($3) <> key_type
+           AND NOT EXISTS (SELECT FROM pg_catalog.pg_cast k
+                           WHERE k.castsource = pg_catalog.pg_typeof($3) AND k.casttarget = key_type
+                             AND k.castcontext = 'i')
+           AND (SELECT y.typcategory FROM pg_catalog.pg_type y WHERE y.oid = pg_catalog.pg_typeof($3)) <> 'S'
+           AND NOT (pg_catalog.pg_typeof($3) IN ('pg_catalog.int2'::regtype, 'pg_catalog.int4'::regtype, 'pg_catalog.int8'::regtype)
+                    AND key_type IN ('pg_catalog.int2'::regtype, 'pg_catalog.int4'::regtype, 'pg_catalog.int8'::regtype)) THEN
+            RAISE EXCEPTION 'hlculid_read_key cannot compare a key value of type % with column "%" of type % without changing the value',
+                    pg_catalog.pg_typeof($3), $2, key_type::regtype
+                USING ERRCODE = 'datatype_mismatch',
+                      HINT = pg_catalog.format('Pass a value of the column''s type (%s), or as text.', key_type::regtype);
+        END IF;
         -- its own name, without a length (format_type's `character` is character(1), which
         -- a cast would cut the key to)
         key_cast := (SELECT '::pg_catalog.' || pg_catalog.quote_ident(y.typname)
@@ -114,6 +122,14 @@ BEGIN
                 key_type::regtype, $2, pg_catalog.pg_typeof($3)
             USING ERRCODE = 'datatype_mismatch',
                   HINT = pg_catalog.format('Cast the value to the column''s type: ''7''::%s.', key_type::regtype);
+    END IF;
+    IF pg_catalog.hlculid_citus_table(rel) THEN
+        h := pg_catalog.hlculid_cluster_horizon();
+    ELSE
+        h := pg_catalog.hlculid_horizon();
+    END IF;
+    IF h IS NULL THEN
+        RETURN;
     END IF;
     -- read only if its name still gives the table when parsed (src/base/read_guard.rs)
     q := pg_catalog.format(

@@ -181,3 +181,35 @@ def test_a_fixed_length_key_is_compared_at_its_length(citus):
         assert co.one("SELECT count(*) FROM hlculid_read_key(NULL::tenant_char, 'tenant_id', 'a', NULL)") == 2
     finally:
         co.sql("DROP TABLE tenant_char")
+
+
+def test_a_key_value_that_a_cast_would_change_is_refused(citus):
+    """A value that becomes the key only by rounding or cutting (1.5 for an int4 key is 2, a
+    timestamp for a date key its day) would read another tenant's rows: 42804 with a hint (the
+    sixth review of 0.6.0). A value of the key's type, one an implicit cast widens, text (the
+    type's input: exact or an error) and an integer of another width (an error out of range)
+    are read as they are."""
+    co = citus.coordinator
+    co.sql("CREATE TABLE tenant_int (tenant_id int4, id hlculid DEFAULT hlculid_generate(), "
+           "PRIMARY KEY (tenant_id, id))")
+    co.sql("CREATE TABLE tenant_day (tenant_id date, id hlculid DEFAULT hlculid_generate(), "
+           "PRIMARY KEY (tenant_id, id))")
+    try:
+        co.sql("INSERT INTO tenant_int (tenant_id) SELECT 1 + g % 3 FROM generate_series(1, 30) g")
+        co.sql("INSERT INTO tenant_day (tenant_id) SELECT date '2026-01-01' + g % 3 FROM generate_series(1, 30) g")
+        horizon_past(co, "tenant_int")
+        horizon_past(co, "tenant_day")
+        for table, value in (("tenant_int", "1.5::numeric"), ("tenant_int", "1.5::float8"),
+                             ("tenant_day", "timestamp '2026-01-02 12:00'")):
+            with pytest.raises(psycopg.errors.DatatypeMismatch) as e:
+                co.sql(f"SELECT * FROM hlculid_read_key(NULL::{table}, 'tenant_id', {value}, NULL)")
+            assert "Pass a value of the column's type" in e.value.diag.message_hint, e.value.diag.message_hint
+        for value in ("2", "2::int2", "2::int8", "'2'::text", "'2'::varchar"):
+            assert co.one(f"SELECT count(*) FROM hlculid_read_key(NULL::tenant_int, 'tenant_id', {value}, NULL)") == 10, value
+        with pytest.raises(psycopg.errors.NumericValueOutOfRange):
+            co.sql("SELECT * FROM hlculid_read_key(NULL::tenant_int, 'tenant_id', 4294967298::int8, NULL)")
+        with pytest.raises(psycopg.errors.InvalidTextRepresentation):
+            co.sql("SELECT * FROM hlculid_read_key(NULL::tenant_int, 'tenant_id', '1.5'::text, NULL)")
+        assert co.one("SELECT count(*) FROM hlculid_read_key(NULL::tenant_day, 'tenant_id', date '2026-01-02', NULL)") == 10
+    finally:
+        co.sql("DROP TABLE tenant_int, tenant_day")
