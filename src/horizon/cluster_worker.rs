@@ -294,13 +294,31 @@ struct Candidate {
 /// (`hlculid_cluster_pending_here()`, sql/src/cluster.sql: the distributed transactions running
 /// there and the Citus prepared transactions, keyed by distributed transaction number; NULL: a
 /// transaction hidden from the worker's role); the second reads its horizon, publisher id, start
-/// time (Unix microseconds) and count of writing commits.
-const ROUND_SQL: &CStr = c"SELECT p.item FROM pg_catalog.hlculid_cluster_pending_here() p; \
-SELECT pg_catalog.hlculid_horizon_catch_up()::pg_catalog.text, c.publisher, \
-       (pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time()) \
-        OPERATOR(pg_catalog.*) 1000000::pg_catalog.float8)::pg_catalog.int8, \
-       pg_catalog.hlculid_writing_commits() \
-  FROM pg_catalog.hlculid_clock() c";
+/// time (Unix microseconds) and count of writing commits. The third, once a horizon is
+/// published, has the node observe it: every id it makes from then on is above it. A node
+/// whose clock lags the others' (one added since, its clock behind by more than the horizon's
+/// lag) would otherwise make ids below what readers already passed (the 0.6.0 review); one
+/// further behind than its `hlculid.max_clock_skew` refuses (22023), and the horizon stops
+/// with the node's error until its clock catches up.
+fn round_sql(published: u128) -> CString {
+    let observe = if published == 0 {
+        String::new()
+    } else {
+        format!(
+            "; SELECT pg_catalog.hlculid_observe('{}'::pg_catalog.hlculid)",
+            Id::from_u128(published)
+        )
+    };
+    CString::new(format!(
+        "SELECT p.item FROM pg_catalog.hlculid_cluster_pending_here() p; \
+         SELECT pg_catalog.hlculid_horizon_catch_up()::pg_catalog.text, c.publisher, \
+                (pg_catalog.date_part('epoch', pg_catalog.pg_postmaster_start_time()) \
+                 OPERATOR(pg_catalog.*) 1000000::pg_catalog.float8)::pg_catalog.int8, \
+                pg_catalog.hlculid_writing_commits() \
+           FROM pg_catalog.hlculid_clock() c{observe}"
+    ))
+    .unwrap_or_default()
+}
 
 /// Whether SIGTERM (or postmaster death) came: pgrx's flag is cleared when read, so it is kept
 /// here once seen, wherever it was read first.
@@ -637,6 +655,7 @@ impl Worker {
         let began = now();
         STATE.exclusive().last_round = began;
         let mut failed: Option<(usize, String)> = None;
+        let sql = round_sql(self.published);
         // connect where needed, then send every node the query before reading any answer
         for i in 0..self.nodes.len() {
             if self.nodes[i].conn.is_null() {
@@ -662,8 +681,8 @@ impl Worker {
                 self.nodes[i].conn = conn;
                 self.nodes[i].retry_at = None;
             }
-            // SAFETY: an open connection with no query in progress; a static query.
-            if unsafe { (lib().PQsendQuery)(self.nodes[i].conn, ROUND_SQL.as_ptr()) } == 0 {
+            // SAFETY: an open connection with no query in progress; a NUL-terminated query.
+            if unsafe { (lib().PQsendQuery)(self.nodes[i].conn, sql.as_ptr()) } == 0 {
                 let e = conn_error(self.nodes[i].conn);
                 self.nodes[i].disconnect();
                 failed.get_or_insert((i, e));

@@ -124,3 +124,44 @@ def test_a_database_setting_does_not_change_the_start_times_the_worker_reads(cit
                        what=f"node {n2}'s start time as read from {node.port}")
     finally:
         co.sql(f'ALTER DATABASE "{db}" RESET extra_float_digits')
+
+
+def test_a_node_added_with_a_lagging_clock_makes_no_id_below_the_published_horizon(citus):
+    """A node added to the cluster whose clock is behind the others' (here 2 s, by libfaketime;
+    its hlculid.max_clock_skew 10 s) would make ids below the horizon readers already passed,
+    and a row it inserts later would be missed (the third review of 0.6.0). The worker has every
+    node observe the published horizon each round: once the new node is in its rounds (it lists
+    the nodes every second), the node's ids are above what was published. A plain node of the
+    same lag, not added, is the contrast: its ids are below."""
+    from pgcluster import Cluster, citus_node_conf
+    from test_cluster_horizon import eventually
+    co = citus.coordinator
+    nodes = []
+    try:
+        for name in ("lagging", "alone"):
+            n = Cluster(f"citus-{name}", preload=False, faketime=True, fsync=False, major=co.major,
+                        conf=citus_node_conf(44 if name == "lagging" else 45) + ["hlculid.max_clock_skew = '10s'"])
+            n.set_clock("-2")
+            nodes.append(n.start())
+            n.sql("CREATE EXTENSION citus")
+        lagging, alone = nodes
+        eventually(lambda: co.one("SELECT hlculid_cluster_horizon() IS NOT NULL"))
+        co.sql("SELECT citus_add_node('localhost', %s)", (lagging.port,))
+        # the worker lists it (within a second) and a round has it observe the horizon
+        eventually(lambda: co.one("SELECT count(*) FROM hlculid_cluster_nodes() WHERE nodeport = %s AND error IS NULL "
+                                       "AND answered IS NOT NULL", (lagging.port,)) == 1, timeout=10)
+        published = co.one("SELECT hlculid_cluster_horizon()::text")
+        for _ in range(10):  # rounds after it was published (a reader's call makes them fast)
+            co.one("SELECT hlculid_cluster_horizon()")
+            time.sleep(0.01)
+        made = lagging.one("SELECT hlculid_generate()::text")
+        assert made > published, (made, published)
+        alone.sql("CREATE EXTENSION hlculid")
+        assert alone.one("SELECT hlculid_generate()::text") < published  # the same clock, not observed
+    finally:
+        if nodes:
+            co.sql("SELECT citus_remove_node('localhost', %s) FROM pg_dist_node WHERE nodeport = %s",
+                   (nodes[0].port, nodes[0].port))
+        for n in nodes:
+            n.stop("immediate")
+
