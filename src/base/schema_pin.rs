@@ -39,6 +39,15 @@ fn hlculid_pin_schema(nsp: pg_sys::Oid) {
             )
             .raise()
         }
+        // first the lock a table's creation in the schema takes: PostgreSQL 15's rename takes
+        // ACCESS EXCLUSIVE on the schema before it updates the row, so a rename begun first
+        // is waited for here, not deadlocked with at the helper's next CREATE TABLE
+        pg_sys::LockDatabaseObject(
+            pg_sys::NamespaceRelationId,
+            nsp,
+            0,
+            pg_sys::AccessShareLock as _,
+        );
         let catalog = pg_sys::table_open(pg_sys::NamespaceRelationId, pg_sys::RowShareLock as _);
         let slot = pg_sys::table_slot_create(catalog, std::ptr::null_mut());
         let mut failure: pg_sys::TM_FailureData = std::mem::zeroed();
