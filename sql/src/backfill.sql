@@ -224,7 +224,7 @@ BEGIN
 
             -- the name as it is now, and its schema's name kept until the batch commits
             -- (src/base/schema_pin.rs): the lock then takes the table and its partitions
-            PERFORM pg_catalog.hlculid_pin_schema(c.relnamespace) FROM pg_catalog.pg_class c WHERE c.oid = tbl;
+            PERFORM pg_catalog.hlculid_pin_schema(tbl::pg_catalog.oid);
             EXECUTE format('LOCK TABLE %s IN SHARE UPDATE EXCLUSIVE MODE', tbl);
             -- a utility statement, which the parse check does not see: the lock must be the
             -- table's (dropped and another relation made under its name since the last batch,

@@ -157,6 +157,7 @@ DECLARE
     lo_txt text;
     hi_txt text;
     cond text;
+    q text;
     moving boolean;
     moved bigint;
     moving_tab text;
@@ -228,7 +229,7 @@ BEGIN
     -- every name below gives the relation meant: the table's schema keeps its name until the
     -- transaction ends (0.6.0: its owner could rename it and put hers in its place, and the
     -- statements below would run her code as the table's owner; src/base/schema_pin.rs)
-    PERFORM pg_catalog.hlculid_pin_schema(c.relnamespace) FROM pg_class c WHERE c.oid = parent;
+    PERFORM pg_catalog.hlculid_pin_schema(parent::pg_catalog.oid);
     -- one run at a time per table, under a lock only roles that may change the table can take
     -- (0.3.0's advisory lock could be held by any role)
     EXECUTE format('LOCK TABLE ONLY %s IN SHARE UPDATE EXCLUSIVE MODE', parent);
@@ -272,7 +273,7 @@ BEGIN
     EXECUTE format('LOCK TABLE ONLY %s IN ACCESS EXCLUSIVE MODE', parent);
     IF def IS NOT NULL THEN
         -- (the default partition may be in another schema)
-        PERFORM pg_catalog.hlculid_pin_schema(c.relnamespace) FROM pg_class c WHERE c.oid = def;
+        PERFORM pg_catalog.hlculid_pin_schema(def::pg_catalog.oid);
         EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', def);
     END IF;
     -- the name itself (pg_identify_object quotes it, and format's %I would quote it again)
@@ -323,7 +324,11 @@ BEGIN
         moving := false;
         IF def IS NOT NULL THEN
             -- a column in the subquery: Citus plans no zero-column subquery of a distributed table
-            EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s WHERE %s)', def, cond) INTO moving;
+            -- (each query read only if its names give the default partition when parsed:
+            -- src/base/read_guard.rs, beside the pin)
+            q := format('SELECT EXISTS (SELECT 1 FROM %s WHERE %s)', def, cond);
+            PERFORM pg_catalog.hlculid_expect_reads(def::pg_catalog.oid, q);
+            EXECUTE q INTO moving;
         END IF;
         IF moving THEN
             -- A move is a delete and an insert. A foreign key that acts on delete (cascade, set
@@ -355,8 +360,10 @@ BEGIN
                 -- no other session ever sees it (a security-restricted operation may not make a
                 -- temporary one); a name no table has
                 moving_tab := 'hlculid_moving_' || md5(clock_timestamp()::text || random()::text);
-                EXECUTE format('CREATE UNLOGGED TABLE %I.%I AS '
-                               'WITH d AS (DELETE FROM %s WHERE %s RETURNING *) SELECT * FROM d', nsp, moving_tab, def, cond);
+                q := format('CREATE UNLOGGED TABLE %I.%I AS '
+                            'WITH d AS (DELETE FROM %s WHERE %s RETURNING *) SELECT * FROM d', nsp, moving_tab, def, cond);
+                PERFORM pg_catalog.hlculid_expect_reads(def::pg_catalog.oid, q);
+                EXECUTE q;
                 GET DIAGNOSTICS moved = ROW_COUNT;
                 -- the table's code just ran (its triggers, as the owner): whatever path it set
                 -- (a plain SET outlives this function's SET clause), this body's is pinned again
@@ -419,7 +426,7 @@ BEGIN
     cutoff := pg_catalog.hlculid_min(older_than);
     -- every name below gives the relation meant: the schemas keep their names until the
     -- transaction ends (src/base/schema_pin.rs), the table's here, each partition's below
-    PERFORM pg_catalog.hlculid_pin_schema(c.relnamespace) FROM pg_class c WHERE c.oid = parent;
+    PERFORM pg_catalog.hlculid_pin_schema(parent::pg_catalog.oid);
     -- one run at a time per table, under a lock only roles that may change the table can take
     -- (0.3.0's advisory lock could be held by any role)
     EXECUTE format('LOCK TABLE ONLY %s IN SHARE UPDATE EXCLUSIVE MODE', parent);
@@ -429,7 +436,7 @@ BEGIN
         WHERE NOT b.is_default AND b.to_id OPERATOR(pg_catalog.<=) cutoff
         ORDER BY b.to_id
     LOOP
-        PERFORM pg_catalog.hlculid_pin_schema(c.relnamespace) FROM pg_class c WHERE c.oid = child.partition;
+        PERFORM pg_catalog.hlculid_pin_schema(child.partition::pg_catalog.oid);
         qualified := (pg_identify_object('pg_class'::regclass, child.partition, 0)).identity;
         EXECUTE format('ALTER TABLE %s DETACH PARTITION %s', parent, child.partition);
         IF NOT detach_only THEN
@@ -441,7 +448,7 @@ BEGIN
 END
 $fn$;
 
-COMMENT ON FUNCTION hlculid_pin_schema(pg_catalog.oid) IS 'until the transaction ends, the schema keeps its name: a rename waits (its pg_namespace row is locked as by SELECT FOR KEY SHARE); needs USAGE on it; the partition helpers and the backfill call it before naming a table of it in DDL';
+COMMENT ON FUNCTION hlculid_pin_schema(pg_catalog.oid) IS 'until the transaction ends, the table''s schema keeps its name: a rename waits (its pg_namespace row is locked as by SELECT FOR KEY SHARE); for the table''s owner, in a transaction that may write; the partition helpers and the backfill call it before naming a table of the schema in DDL';
 COMMENT ON FUNCTION hlculid_partition_bounds(regclass) IS 'the partitions of a table partitioned by range on an hlculid, with the ids each holds (NULL: unbounded), as the partition helpers see them';
 COMMENT ON FUNCTION hlculid_create_partitions_as_owner(regclass, timestamptz, timestamptz, interval) IS 'the body of hlculid_create_partitions, which runs it as the table''s owner; refuses to run anywhere else';
 COMMENT ON FUNCTION hlculid_drop_partitions_as_owner(regclass, timestamptz, boolean) IS 'the body of hlculid_drop_partitions, which runs it as the table''s owner; refuses to run anywhere else';

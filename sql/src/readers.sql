@@ -85,6 +85,7 @@ CREATE OR REPLACE FUNCTION hlculid_read_checks(rel regclass, id_column name, pri
 RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
+SET citus.select_opens_transaction_block = off
 AS $fn$
 DECLARE
     col_type regtype;

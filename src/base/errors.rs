@@ -88,8 +88,6 @@ pub enum Condition {
     /// A wait called inside another wait's check (a row-level security policy or a view that
     /// calls `hlculid_wait`): a backend waits once at a time.
     WaitInsideWait,
-    /// A schema given by an OID that names none (`hlculid_pin_schema`).
-    UndefinedSchema,
     /// Never expected: a bug, or the operating system refusing random bytes.
     Internal,
 }
@@ -163,9 +161,9 @@ pub const CONDITIONS: &[ConditionInfo] = &[
     info(Condition::PreparedTransactionsFull, "53200", "out_of_memory",
         "`PREPARE TRANSACTION` of a transaction that made ids when `max_prepared_transactions` transactions are prepared already: PostgreSQL's own \"maximum number of prepared transactions reached\""),
     info(Condition::NotTableOwner, "42501", "insufficient_privilege",
-        "`hlculid_create_partitions`, `hlculid_drop_partitions` and `hlculid_backfill` called by a role that is neither the table's owner, a member of the owner's role, nor a superuser: they run the table's code as its owner; or when that code left something in the caller's session (an object in its temporary schema, an open cursor), which the error undoes; `hlculid_wake_waiters_at_commit` by a role without SELECT on the table; `hlculid_pin_schema` by a role without USAGE on the schema"),
+        "`hlculid_create_partitions`, `hlculid_drop_partitions` and `hlculid_backfill` called by a role that is neither the table's owner, a member of the owner's role, nor a superuser: they run the table's code as its owner; or when that code left something in the caller's session (an object in its temporary schema, an open cursor), which the error undoes; `hlculid_wake_waiters_at_commit` by a role without SELECT on the table; `hlculid_pin_schema` by a role that is not the table's owner (nor a member of its role)"),
     info(Condition::UndefinedTable, "42P01", "undefined_table",
-        "a partition or backfill helper given a table OID (`12345::regclass`) that names no table; a reader (`hlculid_read`, `hlculid_read_below`, `hlculid_read_key`, `hlculid_consume`) or a wait whose table's name gave another relation when its query was parsed (its schema renamed and another relation put in its place): nothing of that relation runs"),
+        "a partition or backfill helper, or `hlculid_pin_schema`, given a table OID (`12345::regclass`) that names no table; a reader (`hlculid_read`, `hlculid_read_below`, `hlculid_read_key`, `hlculid_consume`) or a wait whose table's name gave another relation when its query was parsed (its schema renamed and another relation put in its place): nothing of that relation runs"),
     info(Condition::NullArgument, "22004", "null_value_not_allowed",
         "`hlculid_wait` and `hlculid_consumer_wait` with a NULL timeout, `hlculid_consumer_wait` with a NULL consumer"),
     info(Condition::UndefinedConsumer, "42704", "undefined_object",
@@ -180,8 +178,6 @@ pub const CONDITIONS: &[ConditionInfo] = &[
         "`hlculid_cluster_horizon()` in a database other than `hlculid.cluster_horizon_database`, or while its worker is not running"),
     info(Condition::WaitInsideWait, "0A000", "feature_not_supported",
         "`hlculid_wait` or `hlculid_consumer_wait` called inside another wait's check (from a row-level security policy or a view the check reads): a session waits once at a time"),
-    info(Condition::UndefinedSchema, "3F000", "invalid_schema_name",
-        "`hlculid_pin_schema` given a schema OID that names no schema"),
     info(Condition::Internal, "XX000", "internal_error",
         "never expected: a bug, or the operating system refusing random bytes"),
 ];
@@ -221,8 +217,7 @@ impl Condition {
             Condition::PublisherShared => 26,
             Condition::ClusterHorizonNotKept => 27,
             Condition::WaitInsideWait => 28,
-            Condition::UndefinedSchema => 29,
-            Condition::Internal => 30,
+            Condition::Internal => 29,
         }
     }
 }
@@ -264,7 +259,6 @@ impl Condition {
             Condition::NullArgument => ERRCODE_NULL_VALUE_NOT_ALLOWED,
             Condition::UndefinedConsumer => ERRCODE_UNDEFINED_OBJECT,
             Condition::UndefinedTable => ERRCODE_UNDEFINED_TABLE,
-            Condition::UndefinedSchema => ERRCODE_INVALID_SCHEMA_NAME,
             Condition::TxTooManyIds => ERRCODE_PROGRAM_LIMIT_EXCEEDED,
             Condition::MarkDamaged => ERRCODE_DATA_CORRUPTED,
             Condition::HorizonInSnapshotTransaction | Condition::WaitInsideWait => {

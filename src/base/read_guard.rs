@@ -114,13 +114,17 @@ unsafe extern "C-unwind" fn after_analysis(
         let mut rels: *mut pg_sys::List = std::ptr::null_mut();
         let mut items: *mut pg_sys::List = std::ptr::null_mut();
         let mut row_security = false;
+        // a CREATE TABLE .. AS (the partition helpers' move out of the default partition): a
+        // utility statement whose query is analysed with it, but which the dependencies of a
+        // utility statement leave out
+        let mut analysed = query as *mut pg_sys::Node;
+        if (*query).commandType == pg_sys::CmdType::CMD_UTILITY
+            && pgrx::is_a((*query).utilityStmt, pg_sys::NodeTag::T_CreateTableAsStmt)
+        {
+            analysed = (*((*query).utilityStmt as *mut pg_sys::CreateTableAsStmt)).query;
+        }
         // every relation the query names, at every level (views not yet expanded)
-        pg_sys::extract_query_dependencies(
-            query as *mut pg_sys::Node,
-            &mut rels,
-            &mut items,
-            &mut row_security,
-        );
+        pg_sys::extract_query_dependencies(analysed, &mut rels, &mut items, &mut row_security);
         let ours = [
             pg_sys::Oid::from(pg_sys::PG_CATALOG_NAMESPACE),
             pg_sys::get_namespace_oid(c"hlculid".as_ptr(), true),

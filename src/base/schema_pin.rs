@@ -1,53 +1,65 @@
-//! A schema's name pinned for the rest of the transaction (0.6.0). The helpers that run DDL as
-//! a table's owner (the partition helpers, the backfill) name the table, its partitions and the
-//! tables they create in SQL text, and utility statements look names up while they run, where
-//! no parse-analysis check (`read_guard`) sees them. A schema's owner who renamed the schema
-//! and put one of her own under its name in between would have them act on her relations,
-//! running her code (a domain's check, a trigger) as the table's owner. PostgreSQL's
-//! `ALTER SCHEMA .. RENAME` takes no lock, but it updates the schema's `pg_namespace` row:
-//! `hlculid_pin_schema` locks that row (as `SELECT .. FOR KEY SHARE` would), so a rename waits
-//! for the caller's transaction to end, and no other schema can take the name meanwhile.
-//! Relations in the schema keep their names too: renaming one takes its owner, and dropping one
-//! (which a schema's owner may) takes a lock the helpers hold on theirs.
+//! A table's schema's name pinned for the rest of the transaction (0.6.0). The helpers that run
+//! DDL as a table's owner (the partition helpers, the backfill) name the table, its partitions
+//! and the tables they create in SQL text, and utility statements look names up while they
+//! run, where no parse-analysis check (`read_guard`) sees them. A schema's owner who renamed the
+//! schema and put one of her own under its name in between would have them act on her
+//! relations, running her code (a domain's check, a trigger, a view) as the table's owner.
+//! PostgreSQL's `ALTER SCHEMA .. RENAME` updates the schema's `pg_namespace` row (and from 15
+//! to 16 also takes ACCESS EXCLUSIVE on the schema first): `hlculid_pin_schema` takes the lock a
+//! table's creation there takes, then locks that row (as `SELECT .. FOR KEY SHARE` would), so a
+//! rename waits for the caller's transaction to end and no other schema can take the name
+//! meanwhile. Relations in the schema keep their names too: renaming one takes its owner, and
+//! dropping one (which a schema's owner may) takes a lock the helpers hold on theirs.
 
 use crate::base::errors::{Condition, UserError};
 use pgrx::prelude::*;
 
-/// SQL `hlculid_pin_schema(nsp)`: until the transaction ends, the schema keeps its name. Needs
-/// USAGE on it (a name the caller may use; holding it is like holding a lock on a table read).
-/// Then takes in other sessions' catalog changes, so that a name formatted next is current.
+/// SQL `hlculid_pin_schema(tbl)`: until the transaction ends, `tbl`'s schema keeps its name. For
+/// the table's owner (or a member of its role) only, in a transaction that may write: the pin
+/// delays the schema owner's renames, as a table's owner may delay DDL on her table. Then takes
+/// in other sessions' catalog changes, the rename that the pin waited for included, so that a
+/// name formatted next is current.
 #[pg_extern(volatile, parallel_unsafe)]
-fn hlculid_pin_schema(nsp: pg_sys::Oid) {
-    // SAFETY: the syscache lookup is released at once, after copying the row's TID; the slot
-    // and the catalog are closed before returning; the catalog's RowShareLock and the row's
-    // lock are the transaction's, as after SELECT FOR KEY SHARE. Errors unwind through pgrx.
+fn hlculid_pin_schema(tbl: pg_sys::Oid) {
+    // SAFETY: the syscache row is read and released at once; the slot and the catalog are
+    // closed before returning; the locks are the transaction's, as after SELECT FOR KEY SHARE
+    // and CREATE TABLE. Errors unwind through pgrx.
     unsafe {
-        let tuple = pg_sys::SearchSysCache1(
-            pg_sys::SysCacheIdentifier::NAMESPACEOID as i32,
-            pg_sys::Datum::from(nsp),
+        pg_sys::PreventCommandIfReadOnly(c"hlculid_pin_schema()".as_ptr());
+        let class = pg_sys::SearchSysCache1(
+            pg_sys::SysCacheIdentifier::RELOID as i32,
+            pg_sys::Datum::from(tbl),
         );
-        if tuple.is_null() {
-            missing(nsp);
+        if class.is_null() {
+            missing(tbl);
         }
-        let mut tid = (*tuple).t_self;
-        pg_sys::ReleaseSysCache(tuple);
-        if !may_use(nsp) {
-            let name = std::ffi::CStr::from_ptr(pg_sys::get_namespace_name(nsp));
+        let form = pg_sys::heap_tuple_get_struct::<pg_sys::FormData_pg_class>(class);
+        let (nsp, owner) = ((*form).relnamespace, (*form).relowner);
+        pg_sys::ReleaseSysCache(class);
+        if !pg_sys::has_privs_of_role(pg_sys::GetUserId(), owner) {
+            let name = std::ffi::CStr::from_ptr(pg_sys::get_rel_name(tbl));
             UserError::new(
                 Condition::NotTableOwner,
-                format!("permission denied for schema {}", name.to_string_lossy()),
+                format!("must be owner of table {}", name.to_string_lossy()),
             )
+            .detail("hlculid_pin_schema delays renames of the table's schema; only the table's owner may.")
             .raise()
         }
-        // first the lock a table's creation in the schema takes: PostgreSQL 15's rename takes
-        // ACCESS EXCLUSIVE on the schema before it updates the row, so a rename begun first
-        // is waited for here, not deadlocked with at the helper's next CREATE TABLE
         pg_sys::LockDatabaseObject(
             pg_sys::NamespaceRelationId,
             nsp,
             0,
             pg_sys::AccessShareLock as _,
         );
+        let row = pg_sys::SearchSysCache1(
+            pg_sys::SysCacheIdentifier::NAMESPACEOID as i32,
+            pg_sys::Datum::from(nsp),
+        );
+        if row.is_null() {
+            missing(tbl);
+        }
+        let mut tid = (*row).t_self;
+        pg_sys::ReleaseSysCache(row);
         let catalog = pg_sys::table_open(pg_sys::NamespaceRelationId, pg_sys::RowShareLock as _);
         let slot = pg_sys::table_slot_create(catalog, std::ptr::null_mut());
         let mut failure: pg_sys::TM_FailureData = std::mem::zeroed();
@@ -65,37 +77,43 @@ fn hlculid_pin_schema(nsp: pg_sys::Oid) {
                 | pg_sys::TUPLE_LOCK_FLAG_FIND_LAST_VERSION) as u8,
             &mut failure,
         );
+        // TM_SelfModified: this transaction changed the row (renamed it): already its own
+        let locked =
+            result == pg_sys::TM_Result::TM_Ok || result == pg_sys::TM_Result::TM_SelfModified;
+        if locked {
+            // the transaction that wrote this version may have committed without having sent
+            // its catalog invalidations yet (a commit marks itself done first): wait until it
+            // let go of its locks, which it does after sending them (the seventh review)
+            let mut free = false;
+            let tuple = pg_sys::ExecFetchSlotHeapTuple(slot, false, &mut free);
+            let xmin = pg_sys::HeapTupleHeaderGetXmin((*tuple).t_data);
+            if pg_sys::TransactionIdIsNormal(xmin)
+                && !pg_sys::TransactionIdIsCurrentTransactionId(xmin)
+            {
+                pg_sys::XactLockTableWait(
+                    xmin,
+                    catalog,
+                    &mut (*tuple).t_self,
+                    pg_sys::XLTW_Oper::XLTW_Lock,
+                );
+            }
+            if free {
+                pg_sys::heap_freetuple(tuple);
+            }
+        }
         pg_sys::ExecDropSingleTupleTableSlot(slot);
         pg_sys::table_close(catalog, pg_sys::NoLock as _);
-        // TM_SelfModified: this transaction changed the row (renamed it): already its own
-        if result != pg_sys::TM_Result::TM_Ok && result != pg_sys::TM_Result::TM_SelfModified {
-            missing(nsp);
+        if !locked {
+            missing(tbl);
         }
         pg_sys::AcceptInvalidationMessages();
     }
 }
 
-fn missing(nsp: pg_sys::Oid) -> ! {
+fn missing(tbl: pg_sys::Oid) -> ! {
     UserError::new(
-        Condition::UndefinedSchema,
-        format!("schema with OID {} does not exist", u32::from(nsp)),
+        Condition::UndefinedTable,
+        format!("relation with OID {} does not exist", u32::from(tbl)),
     )
     .raise()
-}
-
-/// Whether the current role has USAGE on the schema.
-fn may_use(nsp: pg_sys::Oid) -> bool {
-    // SAFETY: an ACL check by OID, for a schema that exists (checked before).
-    unsafe {
-        #[cfg(feature = "pg15")]
-        let r = pg_sys::pg_namespace_aclcheck(nsp, pg_sys::GetUserId(), pg_sys::ACL_USAGE as _);
-        #[cfg(not(feature = "pg15"))]
-        let r = pg_sys::object_aclcheck(
-            pg_sys::NamespaceRelationId,
-            nsp,
-            pg_sys::GetUserId(),
-            pg_sys::ACL_USAGE as _,
-        );
-        r == pg_sys::AclResult::ACLCHECK_OK
-    }
 }
