@@ -86,7 +86,7 @@ fn hlculid_pin_schema(tbl: pg_sys::Oid) {
             // let go of its locks, which it does after sending them (the seventh review)
             let mut free = false;
             let tuple = pg_sys::ExecFetchSlotHeapTuple(slot, false, &mut free);
-            let xmin = pg_sys::HeapTupleHeaderGetXmin((*tuple).t_data);
+            let xmin = pg_sys::submodules::htup::HeapTupleHeaderGetXmin((*tuple).t_data);
             if pg_sys::TransactionIdIsNormal(xmin)
                 && !pg_sys::TransactionIdIsCurrentTransactionId(xmin)
             {
