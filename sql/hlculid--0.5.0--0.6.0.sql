@@ -1843,8 +1843,8 @@ BEGIN
         moving := false;
         IF def IS NOT NULL THEN
             -- a column in the subquery: Citus plans no zero-column subquery of a distributed table
-            -- (each query read only if its names give the default partition when parsed:
-            -- src/base/read_guard.rs, beside the pin)
+            -- (each query read only if its names give the default partition when parsed: the
+            -- parse check of src/base/read_guard.rs, beside the pin)
             q := format('SELECT EXISTS (SELECT 1 FROM %s WHERE %s)', def, cond);
             PERFORM pg_catalog.hlculid_expect_reads(def::pg_catalog.oid, q);
             EXECUTE q INTO moving;

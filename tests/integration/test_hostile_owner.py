@@ -691,6 +691,19 @@ def test_a_wait_keeps_reading_its_own_table_when_the_owner_swaps_the_schema_unde
         c.sql("DROP TABLE public.vev", dbname="app")
 
 
+def swap_schemas(c, ran_code, seconds=4):
+    """mallory swaps `public` with her schema `swap` and back, over and over, for `seconds` or
+    until `ran_code()`; how many times."""
+    swaps, t0 = 0, time.monotonic()
+    with c.connect(user="mallory", dbname="app") as m:
+        m.execute("SET synchronous_commit = off")
+        while time.monotonic() - t0 < seconds and not ran_code():
+            m.execute("ALTER SCHEMA public RENAME TO old; ALTER SCHEMA swap RENAME TO public")
+            m.execute("ALTER SCHEMA public RENAME TO swap; ALTER SCHEMA old RENAME TO public")
+            swaps += 1
+    return swaps
+
+
 def test_a_reader_reads_no_relation_put_in_its_tables_place_between_naming_and_parsing(hostile):
     """A finding of the 0.6.0 review, measured: the readers name the table from its OID
     (`format('%s', rel)`) and EXECUTE parses that name; mallory, owning `public`, swapping it
@@ -746,12 +759,7 @@ def test_a_reader_reads_no_relation_put_in_its_tables_place_between_naming_and_p
     try:
         for t in victims:
             t.start()
-        t0 = time.monotonic()
-        with c.connect(user="mallory", dbname="app") as m:
-            m.execute("SET synchronous_commit = off")
-            while time.monotonic() - t0 < 4 and not ran_code():
-                m.execute("ALTER SCHEMA public RENAME TO old; ALTER SCHEMA swap RENAME TO public")
-                m.execute("ALTER SCHEMA public RENAME TO swap; ALTER SCHEMA old RENAME TO public")
+        swap_schemas(c, ran_code)
     finally:
         stop.set()
         for t in victims:
@@ -960,13 +968,7 @@ def test_the_partition_helpers_run_nothing_of_a_schema_swapped_under_them(hostil
     t = threading.Thread(target=victim)
     try:
         t.start()
-        t0 = time.monotonic()
-        with c.connect(user="mallory", dbname="app") as m:
-            m.execute("SET synchronous_commit = off")
-            while time.monotonic() - t0 < 4 and not ran_code():
-                m.execute("ALTER SCHEMA public RENAME TO old; ALTER SCHEMA swap RENAME TO public")
-                m.execute("ALTER SCHEMA public RENAME TO swap; ALTER SCHEMA old RENAME TO public")
-                seen["swaps"] += 1
+        seen["swaps"] = swap_schemas(c, ran_code)
     finally:
         stop.set()
         t.join(30)
