@@ -276,9 +276,13 @@ BEGIN
         PERFORM pg_catalog.hlculid_pin_schema(def::pg_catalog.oid);
         EXECUTE format('LOCK TABLE %s IN ACCESS EXCLUSIVE MODE', def);
     END IF;
-    -- the name itself (pg_identify_object quotes it, and format's %I would quote it again)
-    SELECT n.nspname INTO nsp FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = parent;
-    SELECT c.relname INTO rel FROM pg_class c WHERE c.oid = parent;
+    -- the names themselves, unquoted (format's %I quotes them), from the catalog caches as the
+    -- pin left them: a query of pg_namespace would read this transaction's snapshot, which under
+    -- REPEATABLE READ (a database's owner may make it the default) predates the pin and can
+    -- give the schema's old name, another schema's by now (the eighth review)
+    nsp := (pg_catalog.pg_identify_object('pg_catalog.pg_class'::pg_catalog.regclass, parent, 0)).schema;
+    rel := (SELECT p.part FROM pg_catalog.unnest(pg_catalog.parse_ident(parent::pg_catalog.text)) WITH ORDINALITY p(part, i)
+            ORDER BY p.i DESC LIMIT 1);
     SELECT a.attname INTO key FROM pg_partitioned_table p
     JOIN pg_attribute a ON a.attrelid = p.partrelid AND a.attnum = p.partattrs[0]
     WHERE p.partrelid = parent;

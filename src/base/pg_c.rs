@@ -27,6 +27,9 @@ unsafe extern "C-unwind" {
         flags: c_int,
     ) -> *mut c_void;
 
+    /// `catalog/partition.h`: a partition's ancestors, nearest first (a new list).
+    pub fn get_partition_ancestors(relid: pg_sys::Oid) -> *mut pg_sys::List;
+
     /// `common/hashfn.h`.
     pub fn hash_bytes(k: *const u8, keylen: c_int) -> u32;
     /// `common/hashfn.h`.

@@ -15,7 +15,8 @@ use crate::base::errors::{Condition, UserError};
 use pgrx::prelude::*;
 
 /// SQL `hlculid_pin_schema(tbl)`: until the transaction ends, `tbl`'s schema keeps its name. For
-/// the table's owner (or a member of its role) only, in a transaction that may write: the pin
+/// the table's owner (or a member of its role), or of a table it is a partition of, only, in a
+/// transaction that may write: the pin
 /// delays the schema owner's renames, as a table's owner may delay DDL on her table. Then takes
 /// in other sessions' catalog changes, the rename that the pin waited for included, so that a
 /// name formatted next is current.
@@ -36,7 +37,7 @@ fn hlculid_pin_schema(tbl: pg_sys::Oid) {
         let form = pg_sys::heap_tuple_get_struct::<pg_sys::FormData_pg_class>(class);
         let (nsp, owner) = ((*form).relnamespace, (*form).relowner);
         pg_sys::ReleaseSysCache(class);
-        if !pg_sys::has_privs_of_role(pg_sys::GetUserId(), owner) {
+        if !pg_sys::has_privs_of_role(pg_sys::GetUserId(), owner) && !parent_owned(tbl) {
             let name = std::ffi::CStr::from_ptr(pg_sys::get_rel_name(tbl));
             UserError::new(
                 Condition::NotTableOwner,
@@ -86,7 +87,8 @@ fn hlculid_pin_schema(tbl: pg_sys::Oid) {
             // let go of its locks, which it does after sending them (the seventh review)
             let mut free = false;
             let tuple = pg_sys::ExecFetchSlotHeapTuple(slot, false, &mut free);
-            let xmin = pg_sys::submodules::htup::HeapTupleHeaderGetXmin((*tuple).t_data);
+            // raw: a row frozen since keeps its xmin, which the frozen mark would hide
+            let xmin = pg_sys::submodules::htup::HeapTupleHeaderGetRawXmin((*tuple).t_data);
             if pg_sys::TransactionIdIsNormal(xmin)
                 && !pg_sys::TransactionIdIsCurrentTransactionId(xmin)
             {
@@ -107,6 +109,39 @@ fn hlculid_pin_schema(tbl: pg_sys::Oid) {
             missing(tbl);
         }
         pg_sys::AcceptInvalidationMessages();
+    }
+}
+
+/// Whether `tbl` is a partition of a table the current role owns (or is a member of its owner's
+/// role): the partition helpers, acting as the partitioned table's owner, pin the schemas of
+/// its partitions too, which another role may own.
+fn parent_owned(tbl: pg_sys::Oid) -> bool {
+    // SAFETY: lookups by OID; the ancestors' list is read at once (palloc'd in the call's
+    // context), each ancestor's row read and released.
+    unsafe {
+        if !pg_sys::get_rel_relispartition(tbl) {
+            return false;
+        }
+        let ancestors = crate::base::pg_c::get_partition_ancestors(tbl);
+        let n = if ancestors.is_null() {
+            0
+        } else {
+            (*ancestors).length
+        };
+        (0..n as usize).any(|i| {
+            let parent = (*(*ancestors).elements.add(i)).oid_value;
+            let class = pg_sys::SearchSysCache1(
+                pg_sys::SysCacheIdentifier::RELOID as i32,
+                pg_sys::Datum::from(parent),
+            );
+            if class.is_null() {
+                return false;
+            }
+            let owner =
+                (*pg_sys::heap_tuple_get_struct::<pg_sys::FormData_pg_class>(class)).relowner;
+            pg_sys::ReleaseSysCache(class);
+            pg_sys::has_privs_of_role(pg_sys::GetUserId(), owner)
+        })
     }
 }
 

@@ -18,7 +18,9 @@ extension_sql_file!(
 /// A read of a Citus table sends its shard queries outside transaction blocks when its
 /// transaction is not yet distributed: so it takes no distributed transaction number, and a
 /// reader's or a consumer's open transaction is not among what the cluster horizon waits for.
-/// The readers' SQL functions carry it as a `SET` clause (tests/citus/test_waits.py checks them
-/// against this); the waits' checks set it in code ([`crate::base::settings::with_setting`]).
+/// The readers' SQL functions carry it as a `SET` clause (`hlculid_read_checks`,
+/// `hlculid_read_below`, `hlculid_consume`, `hlculid_read_key`); the waits' checks set it in code
+/// ([`crate::base::settings::with_setting`]). tests/citus/test_waits.py runs each of them in a
+/// transaction left open and sees the cluster horizon pass a row committed meanwhile.
 pub const READ_OUTSIDE_BLOCKS: (&std::ffi::CStr, &std::ffi::CStr) =
     (c"citus.select_opens_transaction_block", c"off");

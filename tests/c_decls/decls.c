@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "catalog/partition.h"
 #include "common/hashfn.h"
 #include "utils/elog.h"
 #include "utils/palloc.h"
@@ -25,6 +26,9 @@ uint32		(*const check_hash_bytes) (const unsigned char *, int) = hash_bytes;
 
 /* hash_bytes_extended(*const u8, c_int, u64) -> u64 */
 uint64		(*const check_hash_bytes_extended) (const unsigned char *, int, uint64) = hash_bytes_extended;
+
+/* get_partition_ancestors(Oid) -> *mut List */
+List	   *(*const check_partition_ancestors) (Oid) = get_partition_ancestors;
 
 /* ssup_datum_unsigned_cmp(Datum, Datum, SortSupport) -> c_int */
 int			(*const check_ssup_cmp) (Datum, Datum, SortSupport) = ssup_datum_unsigned_cmp;

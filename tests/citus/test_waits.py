@@ -360,7 +360,8 @@ def test_a_readers_open_transaction_holds_no_cluster_horizon_where_a_plain_selec
                       "SELECT * FROM hlculid_consume('open_c', NULL::open_readers)",
                       "SELECT * FROM hlculid_read_key(NULL::open_tenants, 'tenant_id', 3, NULL)",
                       "SELECT hlculid_wait(NULL::open_readers, NULL, '0 s')",
-                      "SELECT hlculid_consumer_wait('open_c', '0 s')"):
+                      "SELECT hlculid_consumer_wait('open_c', '0 s')",
+                      "SELECT hlculid_consumer_create('open_c2', 'open_readers')"):
         assert passes_while_open(statement), statement
     # the naive read holds it (and the horizon moves again once it ended)
     assert not passes_while_open("SELECT count(*) FROM open_readers")

@@ -895,6 +895,84 @@ def test_the_partition_helpers_keep_their_schemas_name_while_they_run(hostile):
     c.sql("DROP TABLE public.pinned, public.locked_only", dbname="app")
 
 
+def test_a_repeatable_read_caller_gets_the_partitions_in_the_tables_schema(hostile):
+    """The eighth review: under REPEATABLE READ (a database's owner may make it the default,
+    and a superuser's scheduled job inherits it) the helper read its table's schema name from
+    pg_namespace with the transaction's snapshot, taken before its pin waited for mallory's
+    swap: the old name, hers by then, and the partitions (and the move table, and the rows
+    moved) went into her schema, where a later swap put her trigger under them. The names now
+    come from the catalog caches as the pin left them: every partition is made in the table's
+    own schema, renamed."""
+    import threading
+    c = hostile
+    c.sql("CREATE TABLE public.rrev (id pg_catalog.hlculid NOT NULL, n int4) PARTITION BY RANGE (id)", dbname="app")
+    oid = c.sql("SELECT 'public.rrev'::regclass::oid", dbname="app")[0][0]
+    nsp = c.sql("SELECT relnamespace::oid FROM pg_class WHERE oid = %s", (oid,), dbname="app")[0][0]
+    with c.connect(user="mallory", dbname="app") as m:
+        m.execute("CREATE SCHEMA swap; GRANT USAGE, CREATE ON SCHEMA swap TO PUBLIC")
+    made, swapped = {}, False
+    with c.connect(dbname="app", autocommit=False) as su, \
+            c.connect(user="mallory", dbname="app", autocommit=False) as m:
+        try:
+            su.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            su.execute("SELECT 1")  # the snapshot, before the swap
+            m.execute("ALTER SCHEMA public RENAME TO old; ALTER SCHEMA swap RENAME TO public")
+
+            def helper():
+                made["rows"] = su.execute(f"SELECT hlculid_create_partitions({oid}::regclass, now(), "
+                                          "now() + interval '2 days', '1 day')::oid").fetchall()
+
+            t = threading.Thread(target=helper)
+            t.start()
+            time.sleep(0.5)  # the pin waits for her transaction
+            assert "rows" not in made
+            m.commit()
+            swapped = True
+            t.join(30)
+            assert made.get("rows"), made
+            schemas = {r[0] for r in su.execute(
+                "SELECT relnamespace::oid FROM pg_class WHERE oid = ANY (%s)", ([r[0] for r in made["rows"]],)).fetchall()}
+            assert schemas == {nsp}, (schemas, nsp)
+            su.commit()
+        finally:
+            su.rollback()
+            m.rollback()
+            with c.connect(user="mallory", dbname="app") as m2:
+                if swapped:
+                    m2.execute("ALTER SCHEMA public RENAME TO swap; ALTER SCHEMA old RENAME TO public")
+                m2.execute("DROP SCHEMA swap CASCADE")
+            c.sql("DROP TABLE public.rrev", dbname="app")
+
+
+def test_the_partition_helpers_pin_partitions_another_role_owns(hostile):
+    """A default partition and a partition owned by another role than the table's (carol; eve
+    owns the table and may change them): the helpers, acting as eve, pin their schemas through
+    the table they are partitions of (the eighth review found the owner-only pin refusing
+    them)."""
+    c = hostile
+    c.sql("CREATE TABLE public.mixed (id pg_catalog.hlculid NOT NULL, n int4) PARTITION BY RANGE (id);"
+          "CREATE TABLE public.mixed_default PARTITION OF public.mixed DEFAULT;"
+          "INSERT INTO public.mixed VALUES (pg_catalog.hlculid_min(pg_catalog.now() OPERATOR(pg_catalog.-) interval '1 day'), 1);"
+          "ALTER TABLE public.mixed OWNER TO eve; ALTER TABLE public.mixed_default OWNER TO carol;"
+          "GRANT ALL ON public.mixed_default TO eve; GRANT CREATE ON SCHEMA public TO eve", dbname="app")
+    try:
+        with c.connect(dbname="app") as su:
+            su.execute("SET search_path = pg_catalog, pg_temp")
+            made = su.execute("SELECT hlculid_create_partitions('public.mixed', now() - interval '3 days', "
+                              "now() + interval '1 day', '1 day')::text").fetchall()
+            assert made, made
+            assert su.execute("SELECT count(*) FROM public.mixed_default").fetchone()[0] == 0  # the row moved
+            old = made[0][0]
+            su.execute(f"ALTER TABLE {old} OWNER TO carol; GRANT ALL ON {old} TO eve")
+            gone = su.execute("SELECT hlculid_drop_partitions('public.mixed', now() - interval '2 days', true)").fetchall()
+            assert gone, gone
+    finally:
+        c.sql("DROP TABLE IF EXISTS public.mixed CASCADE", dbname="app")
+        for t in c.sql("SELECT oid::regclass::text FROM pg_class WHERE relname LIKE 'mixed_p%%' AND relkind = 'r'", dbname="app"):
+            c.sql(f"DROP TABLE {t[0]}", dbname="app")
+        c.sql("REVOKE CREATE ON SCHEMA public FROM eve", dbname="app")
+
+
 def test_the_parse_check_sees_a_create_table_as_query(hostile):
     """The partition helpers move rows out of the default partition with CREATE TABLE .. AS
     (DELETE .. RETURNING), a utility statement whose query the check reads too: armed for the
