@@ -95,6 +95,13 @@ VOLATILE PARALLEL UNSAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_expect_reads_wrapper';
 
+CREATE  FUNCTION "hlculid_read_lock"(
+	"rel" oid /* pg_sys :: Oid */
+) RETURNS void
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_read_lock_wrapper';
+
 -- The readers (0.4.0; all CREATE OR REPLACE since 0.6.0, so that the install script, through the
 -- module src/horizon/readers.rs after horizons.sql, and the upgrade scripts from 0.4.0 and 0.5.0,
 -- which keep OIDs and grants, share one text): the watermark across publishers, and the helpers
@@ -198,6 +205,9 @@ BEGIN
         RAISE EXCEPTION 'relation with OID % does not exist', rel::pg_catalog.oid
             USING ERRCODE = 'undefined_table';
     END IF;
+    -- the table locked as its read locks it, before its columns are checked: until the
+    -- transaction ends, its owner cannot change them (src/base/read_guard.rs)
+    PERFORM pg_catalog.hlculid_read_lock(rel::pg_catalog.oid);
     SELECT a.atttypid::regtype, a.attnum INTO col_type, col_num FROM pg_catalog.pg_attribute a
     WHERE a.attrelid = rel AND a.attname = $2 AND a.attnum > 0 AND NOT a.attisdropped;
     IF col_type IS NULL THEN
@@ -337,6 +347,7 @@ END
 $fn$;
 
 COMMENT ON FUNCTION hlculid_watermark(int4[]) IS 'smallest horizon of the publishers (NULL: all rows and this server''s own): below it the datastore has every event it will get from them; NULL while one has no row or a table is still synchronising';
+COMMENT ON FUNCTION hlculid_read_lock(pg_catalog.oid) IS 'ACCESS SHARE on the table until the transaction ends (the lock its read takes), for a role that may read it or a column of it: the readers take it before checking the table''s columns, so that its owner cannot change them before the read';
 COMMENT ON FUNCTION hlculid_read_checks(regclass, name, boolean) IS 'the checks of every read of a table by its hlculid column (the column, its type, its own unique index, no inheritance child) and, with privileges, that the caller may read every column: the readers and hlculid_consumer_create call it';
 COMMENT ON FUNCTION hlculid_read_below(anyelement, hlculid, hlculid, int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below a bound taken before the call (a horizon, a watermark), read by index with a later snapshot';
 COMMENT ON FUNCTION hlculid_read(anyelement, hlculid, int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below the horizon: a cursor reader that never misses a row';
@@ -786,6 +797,10 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = pg_catalog.format('Pass a row of its table: hlculid_consume(%L, NULL::%s).', $1, c.relation);
     END IF;
+    -- the table locked and its id column checked before any read of it (the ninth review: the
+    -- retries' read came first, and a column changed by the table's owner to a type of hers
+    -- ran her cast as the caller); the read below checks it again, under the same lock
+    PERFORM pg_catalog.hlculid_read_checks(c.relation, c.id_column, false);
     -- retries given out by another transaction, which committed without scheduling them again:
     -- their handling succeeded
     DELETE FROM hlculid.hlculid_consumer_retries r
@@ -1101,6 +1116,8 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'max_rows is 1 or more.';
     END IF;
+    -- locked before its columns are checked, as hlculid_read_checks does (src/base/read_guard.rs)
+    PERFORM pg_catalog.hlculid_read_lock(rel::pg_catalog.oid);
     SELECT a.attnum, a.atttypid INTO key_num, key_type FROM pg_catalog.pg_attribute a
     WHERE a.attrelid = rel AND a.attname = $2 AND a.attnum > 0 AND NOT a.attisdropped;
     IF key_num IS NULL THEN
@@ -1231,14 +1248,103 @@ COMMENT ON FUNCTION hlculid_read_key(anyelement, name, anycompatible, hlculid, i
 --   that called it) goes on with its own path. The extension's own objects are
 --   schema-qualified (`pg_catalog`, the extension's schema) and the declared types are pg_catalog's.
 
+-- The table as every part of a backfill needs it, checked under the lock each batch takes (0.6.0,
+-- the ninth review: checked once at the start, the table's owner could change the id column's
+-- type between batches to one of hers with a cast, and the next batch's queries, run as the
+-- caller, called it): locked (SHARE UPDATE EXCLUSIVE, which ALTER TABLE waits for; its schema's
+-- name pinned first, src/base/schema_pin.rs), a table, no foreign table among its partitions or
+-- children (read through the caller's user mapping), not Citus', the id column an hlculid, the
+-- time column timestamptz or timestamp: its type returned, and with `ts_type_was` (the run's),
+-- the same as before.
+CREATE OR REPLACE FUNCTION hlculid_backfill_check(tbl regclass, id_column name, ts_column name,
+                                                  ts_type_was regtype DEFAULT NULL)
+RETURNS regtype
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    kind pg_catalog."char";
+    id_type pg_catalog.oid;
+    ts_type pg_catalog.oid;
+BEGIN
+    IF tbl IS NULL OR id_column IS NULL OR ts_column IS NULL THEN
+        RAISE EXCEPTION 'hlculid_backfill_check needs a table, an id column and a time column'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = tbl;
+    IF kind IS NULL OR kind NOT IN ('r', 'p') THEN
+        RAISE EXCEPTION '"%" is not a table', tbl::text
+            USING ERRCODE = 'wrong_object_type';
+    END IF;
+    PERFORM pg_catalog.hlculid_pin_schema(tbl::pg_catalog.oid);
+    EXECUTE format('LOCK TABLE %s IN SHARE UPDATE EXCLUSIVE MODE', tbl);
+    -- a utility statement, which the parse check does not see: the lock must be the table's
+    -- (dropped and another relation made under its name since the last batch, the name could
+    -- give another relation)
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_locks l
+                   WHERE l.locktype = 'relation' AND l.relation = tbl::pg_catalog.oid
+                     AND l.pid = pg_catalog.pg_backend_pid() AND l.granted
+                     AND l.mode = 'ShareUpdateExclusiveLock') THEN
+        RAISE EXCEPTION 'the table to backfill is no longer the relation its name gives'
+            USING ERRCODE = 'undefined_table',
+                  DETAIL = 'Its name now gives another relation: the table''s schema was renamed, and another relation put in its place.',
+                  HINT = 'Run it again: the name is taken anew from the table.';
+    END IF;
+    -- The rows are listed and counted as the caller (only each batch's UPDATE runs as the owner):
+    -- a foreign table among the partitions or children would be read through the caller's user
+    -- mapping (0.5.0: refused).
+    IF EXISTS (WITH RECURSIVE tree(r) AS (
+                   SELECT tbl::pg_catalog.oid
+                   UNION ALL
+                   SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree ON i.inhparent = tree.r)
+               SELECT FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.r WHERE c.relkind = 'f') THEN
+        RAISE EXCEPTION 'hlculid_backfill cannot convert table "%", which has a foreign table among its partitions or children', tbl::text
+            USING ERRCODE = 'wrong_object_type',
+                  HINT = 'Backfill the foreign table''s rows where they are stored.';
+    END IF;
+    -- Rows are found again by (tableoid, ctid), which repeat across a Citus table's shards and
+    -- nodes: such a table would get one id for rows of different shards (0.5.0: refused).
+    IF pg_catalog.hlculid_citus_table(tbl) THEN
+        RAISE EXCEPTION 'hlculid_backfill cannot convert table "%", which Citus manages', tbl::text
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Backfill the table before create_distributed_table() or create_reference_table(), or after undistribute_table().';
+    END IF;
+    SELECT a.atttypid INTO id_type FROM pg_attribute a
+    WHERE a.attrelid = tbl AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation "%" does not exist', id_column, tbl::text
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF id_type <> 'pg_catalog.hlculid'::regtype THEN
+        RAISE EXCEPTION 'column "%" of table "%" is of type %, not hlculid', id_column, tbl::text, format_type(id_type, NULL)
+            USING ERRCODE = 'datatype_mismatch';
+    END IF;
+    SELECT a.atttypid INTO ts_type FROM pg_attribute a
+    WHERE a.attrelid = tbl AND a.attname = ts_column AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation "%" does not exist', ts_column, tbl::text
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF ts_type NOT IN ('timestamptz'::regtype, 'timestamp'::regtype) THEN
+        RAISE EXCEPTION 'column "%" of table "%" is of type %, not timestamptz or timestamp', ts_column, tbl::text, format_type(ts_type, NULL)
+            USING ERRCODE = 'datatype_mismatch',
+                  HINT = 'Add a timestamptz column computed from it, and backfill from that.';
+    END IF;
+    IF ts_type_was IS NOT NULL AND ts_type <> ts_type_was THEN
+        RAISE EXCEPTION 'column "%" of table "%" changed its type during hlculid_backfill', ts_column, tbl::text
+            USING ERRCODE = 'datatype_mismatch',
+                  HINT = 'Run it again: the rows filled so far keep their ids.';
+    END IF;
+    RETURN ts_type;
+END
+$fn$;
+
 CREATE OR REPLACE PROCEDURE hlculid_backfill(tbl regclass, id_column name, ts_column name,
     publisher int4, batch_size int4 DEFAULT 10000)
 LANGUAGE plpgsql
 AS $fn$
 DECLARE
     caller_path pg_catalog.text;
-    kind pg_catalog."char";
-    id_type pg_catalog.oid;
     ts_type pg_catalog.oid;
     id_num pg_catalog.int2;
     valid pg_catalog.text;
@@ -1282,51 +1388,18 @@ BEGIN
                  ELSE 'batch_size' END
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = tbl;
-    IF kind IS NULL OR kind NOT IN ('r', 'p') THEN
-        RAISE EXCEPTION '"%" is not a table', tbl::text
-            USING ERRCODE = 'wrong_object_type';
-    END IF;
-    -- The rows are listed and counted as the caller (only each batch's UPDATE runs as the owner):
-    -- a foreign table among the partitions or children would be read through the caller's user
-    -- mapping (0.5.0: refused).
-    IF EXISTS (WITH RECURSIVE tree(r) AS (
-                   SELECT tbl::pg_catalog.oid
-                   UNION ALL
-                   SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree ON i.inhparent = tree.r)
-               SELECT FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.r WHERE c.relkind = 'f') THEN
-        RAISE EXCEPTION 'hlculid_backfill cannot convert table "%", which has a foreign table among its partitions or children', tbl::text
-            USING ERRCODE = 'wrong_object_type',
-                  HINT = 'Backfill the foreign table''s rows where they are stored.';
-    END IF;
-    -- Rows are found again by (tableoid, ctid), which repeat across a Citus table's shards and
-    -- nodes: such a table would get one id for rows of different shards (0.5.0: refused).
-    IF pg_catalog.hlculid_citus_table(tbl) THEN
-        RAISE EXCEPTION 'hlculid_backfill cannot convert table "%", which Citus manages', tbl::text
+    -- the read committed rule of the readers: each statement's snapshot is taken after the
+    -- last lock, so the checks under it read the table as it is (REPEATABLE READ, which a
+    -- database's owner may make the default, would read it as the run began)
+    IF pg_catalog.current_setting('transaction_isolation') IN ('repeatable read', 'serializable') THEN
+        RAISE EXCEPTION 'hlculid_backfill cannot run in a REPEATABLE READ or SERIALIZABLE transaction'
             USING ERRCODE = 'feature_not_supported',
-                  HINT = 'Backfill the table before create_distributed_table() or create_reference_table(), or after undistribute_table().';
+                  DETAIL = 'Its checks under each batch''s lock must read the table as it is then, not as one snapshot taken before.',
+                  HINT = 'Run it at READ COMMITTED: SET default_transaction_isolation = ''read committed'' before CALL.';
     END IF;
-    SELECT a.atttypid, a.attnum INTO id_type, id_num FROM pg_attribute a
+    ts_type := pg_catalog.hlculid_backfill_check(tbl, id_column, ts_column);
+    SELECT a.attnum INTO id_num FROM pg_attribute a
     WHERE a.attrelid = tbl AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'column "%" of relation "%" does not exist', id_column, tbl::text
-            USING ERRCODE = 'undefined_column';
-    END IF;
-    IF id_type <> 'pg_catalog.hlculid'::regtype THEN
-        RAISE EXCEPTION 'column "%" of table "%" is of type %, not hlculid', id_column, tbl::text, format_type(id_type, NULL)
-            USING ERRCODE = 'datatype_mismatch';
-    END IF;
-    SELECT a.atttypid INTO ts_type FROM pg_attribute a
-    WHERE a.attrelid = tbl AND a.attname = ts_column AND a.attnum > 0 AND NOT a.attisdropped;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'column "%" of relation "%" does not exist', ts_column, tbl::text
-            USING ERRCODE = 'undefined_column';
-    END IF;
-    IF ts_type NOT IN ('timestamptz'::regtype, 'timestamp'::regtype) THEN
-        RAISE EXCEPTION 'column "%" of table "%" is of type %, not timestamptz or timestamp', ts_column, tbl::text, format_type(ts_type, NULL)
-            USING ERRCODE = 'datatype_mismatch',
-                  HINT = 'Add a timestamptz column computed from it, and backfill from that.';
-    END IF;
     IF publisher NOT BETWEEN 0 AND 65535 THEN
         RAISE EXCEPTION 'hlculid publisher % is out of range', publisher
             USING ERRCODE = 'numeric_value_out_of_range',
@@ -1411,7 +1484,9 @@ BEGIN
         pass_filled := 0;
         n := 0;
         -- the rows in order, `more` false on the last; the cursor is kept (materialised) at
-        -- the first COMMIT, so the order is the one of this pass's snapshot
+        -- the first COMMIT, so the order is the one of this pass's snapshot; the table locked and
+        -- checked again first (its columns' types could have changed since the last batch)
+        PERFORM pg_catalog.hlculid_backfill_check(tbl, id_column, ts_column, ts_type::pg_catalog.regtype);
         PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
         q := format(
             'SELECT t.tableoid AS r, t.ctid AS c, %1$s AS ts, lead(true, 1, false) OVER w AS more
@@ -1426,22 +1501,9 @@ BEGIN
             tsv[n] := b.ts;
             CONTINUE WHEN n < batch_size AND b.more;
 
-            -- the name as it is now, and its schema's name kept until the batch commits
-            -- (src/base/schema_pin.rs): the lock then takes the table and its partitions
-            PERFORM pg_catalog.hlculid_pin_schema(tbl::pg_catalog.oid);
-            EXECUTE format('LOCK TABLE %s IN SHARE UPDATE EXCLUSIVE MODE', tbl);
-            -- a utility statement, which the parse check does not see: the lock must be the
-            -- table's (dropped and another relation made under its name since the last batch,
-            -- the name could give another relation)
-            IF NOT EXISTS (SELECT FROM pg_catalog.pg_locks l
-                           WHERE l.locktype = 'relation' AND l.relation = tbl::pg_catalog.oid
-                             AND l.pid = pg_catalog.pg_backend_pid() AND l.granted
-                             AND l.mode = 'ShareUpdateExclusiveLock') THEN
-                RAISE EXCEPTION 'the table to backfill is no longer the relation its name gives'
-                    USING ERRCODE = 'undefined_table',
-                          DETAIL = 'Its name now gives another relation: the table''s schema was renamed, and another relation put in its place.',
-                          HINT = 'Run it again: the name is taken anew from the table.';
-            END IF;
+            -- the table locked (its schema's name pinned) until the batch commits, and checked
+            -- under the lock: its columns' types cannot change before the batch's queries run
+            PERFORM pg_catalog.hlculid_backfill_check(tbl, id_column, ts_column, ts_type::pg_catalog.regtype);
             -- the ids, from the extension's clock rule (hlculid_backfill_ids), above the ones
             -- this publisher holds in each millisecond they land in: known for the batch's span
             -- first, and again up to where the ids end whenever a full counter carried them
@@ -1483,6 +1545,7 @@ BEGIN
     END LOOP;
     RAISE NOTICE 'hlculid_backfill filled % rows of table "%" in % batches', total, tbl::text, batches;
     IF pass_filled < pass_found THEN
+        PERFORM pg_catalog.hlculid_backfill_check(tbl, id_column, ts_column, ts_type::pg_catalog.regtype);
         PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
         q := format('SELECT count(*) FROM %s t WHERE t.%I IS NULL AND %s', tbl, id_column, valid);
         PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
@@ -1497,6 +1560,7 @@ BEGIN
 END
 $fn$;
 
+COMMENT ON FUNCTION hlculid_backfill_check(regclass, name, name, regtype) IS 'the table as every part of hlculid_backfill needs it, checked under the lock a batch takes (SHARE UPDATE EXCLUSIVE, its schema pinned): a table, no foreign child, not Citus'', the id column an hlculid, the time column timestamptz or timestamp (its type returned; with the run''s, unchanged)';
 COMMENT ON FUNCTION hlculid_backfill_ids(timestamptz[], integer, hlculid[]) IS 'the ids of one batch of a backfill: for times in ascending order, increasing, each in its time''s millisecond (unless a full counter carried), of the given publisher, above the given ids of that publisher in each millisecond';
 
 CREATE OR REPLACE FUNCTION hlculid_backfill_update(tbl regclass, id_column text, tableoids oid[],
@@ -1799,9 +1863,9 @@ BEGIN
     -- pin left them: a query of pg_namespace would read this transaction's snapshot, which under
     -- REPEATABLE READ (a database's owner may make it the default) predates the pin and can
     -- give the schema's old name, another schema's by now (the eighth review)
-    nsp := (pg_catalog.pg_identify_object('pg_catalog.pg_class'::pg_catalog.regclass, parent, 0)).schema;
-    rel := (SELECT p.part FROM pg_catalog.unnest(pg_catalog.parse_ident(parent::pg_catalog.text)) WITH ORDINALITY p(part, i)
-            ORDER BY p.i DESC LIMIT 1);
+    -- (pg_identify_object's schema comes quoted: "Sales" named another schema, the ninth review)
+    SELECT a.object_names[1], a.object_names[2] INTO nsp, rel
+    FROM pg_catalog.pg_identify_object_as_address('pg_catalog.pg_class'::pg_catalog.regclass, parent, 0) a;
     SELECT a.attname INTO key FROM pg_partitioned_table p
     JOIN pg_attribute a ON a.attrelid = p.partrelid AND a.attnum = p.partattrs[0]
     WHERE p.partrelid = parent;

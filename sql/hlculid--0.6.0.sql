@@ -12,14 +12,6 @@ CREATE TYPE hlculid; -- shell, completed below once its I/O functions exist
 /* </end connected objects> */
 
 /* <begin connected objects> */
-
-CREATE  FUNCTION "hlculid_generate_bigint"() RETURNS bigint /* i64 */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 -- requires:
 --   hlculid_shell
 
@@ -27,6 +19,23 @@ AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_wrapper';
 CREATE FUNCTION hlculid_out(v hlculid) RETURNS cstring
     IMMUTABLE STRICT PARALLEL SAFE
     LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_out_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+
+CREATE FUNCTION hlculid_bigint_decode(id bigint,
+    OUT ts timestamptz, OUT counter int4, OUT publisher int4)
+RETURNS record
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+
+CREATE  FUNCTION "hlculid_generate_bigint"() RETURNS bigint /* i64 */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -40,15 +49,6 @@ CREATE FUNCTION hlculid_recv("internal" internal) RETURNS hlculid
 CREATE FUNCTION hlculid_send(v hlculid) RETURNS bytea
     IMMUTABLE STRICT PARALLEL SAFE
     LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_send_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-
-CREATE FUNCTION hlculid_bigint_decode(id bigint,
-    OUT ts timestamptz, OUT counter int4, OUT publisher int4)
-RETURNS record
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -239,6 +239,26 @@ COMMENT ON TYPE hlculid IS '128-bit time-ordered id: 48-bit Unix ms, 16-bit hybr
 --   hlculid_type
 
 
+CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_to_ulid_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
+    STRICT VOLATILE PARALLEL RESTRICTED
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
 CREATE FUNCTION "hlculid_eq"("a" hlculid, "b" hlculid) RETURNS bool
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_eq_wrapper';
@@ -297,16 +317,6 @@ LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_cmp_wrapper';
 --   hlculid_type
 
 
-CREATE FUNCTION hlculid_generate() RETURNS hlculid
-    STRICT VOLATILE PARALLEL RESTRICTED
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
 CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
     IMMUTABLE STRICT PARALLEL SAFE
     LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_from_uuid_wrapper';
@@ -317,19 +327,9 @@ CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
 --   hlculid_type
 
 
-CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_to_ulid_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
+CREATE FUNCTION hlculid_generate() RETURNS hlculid
     STRICT VOLATILE PARALLEL RESTRICTED
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -342,10 +342,21 @@ AS 'MODULE_PATHNAME', 'hlculid_cluster_horizon_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
+CREATE  FUNCTION "hlculid_counter"(
+	"id" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_bytea"(
+	"b" bytea /* & [u8] */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -358,14 +369,98 @@ AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid, /* Option < Hlculid > */
+	"allow_future" bool /* Option < bool > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE 
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_uuidv7"(
+	"u" uuid /* pgrx :: Uuid */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_hash_extended"(
+	"v" hlculid, /* Hlculid */
+	"seed" bigint /* i64 */
+) RETURNS bigint /* i64 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
 -- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_eq_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_eq_uuid_wrapper';
+
+CREATE OPERATOR = (
+	PROCEDURE="hlculid_eq_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = =,
+	NEGATOR = <>,
+	RESTRICT = eqsel,
+	JOIN = eqjoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_backfill_ids"(
+	"ts" timestamp with time zone[], /* Array < '_, TimestampWithTimeZone > */
+	"publisher" INT, /* i32 */
+	"held" hlculid[] DEFAULT '{}' /* Array < '_, Hlculid > */
+) RETURNS SETOF hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_backfill_ids_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_ge_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_ge_uuid_wrapper';
+
+CREATE OPERATOR >= (
+	PROCEDURE="hlculid_ge_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = <=,
+	NEGATOR = <,
+	RESTRICT = scalargesel,
+	JOIN = scalargejoinsel
+);
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -380,52 +475,12 @@ AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash_extended"(
-	"v" hlculid, /* Hlculid */
-	"seed" bigint /* i64 */
-) RETURNS bigint /* i64 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_hash"(
 	"v" hlculid /* Hlculid */
 ) RETURNS INT /* i32 */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_uuidv7"(
-	"u" uuid /* pgrx :: Uuid */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_holds_since"() RETURNS TABLE (
-	"pid" INT,  /* Option < i32 > */
-	"transaction" bigint,  /* Option < i64 > */
-	"holds_at" hlculid,  /* Hlculid */
-	"since" timestamp with time zone  /* Option < TimestampWithTimeZone > */
-)
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_since_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bytea"(
-	"b" bytea /* & [u8] */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -441,20 +496,33 @@ AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid, /* Option < Hlculid > */
-	"allow_future" bool /* Option < bool > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE 
+CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
+CREATE  FUNCTION "hlculid_horizon_holds_since"() RETURNS TABLE (
+	"pid" INT,  /* Option < i32 > */
+	"transaction" bigint,  /* Option < i64 > */
+	"holds_at" hlculid,  /* Hlculid */
+	"since" timestamp with time zone  /* Option < TimestampWithTimeZone > */
+)
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_since_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -503,385 +571,6 @@ CREATE OPERATOR > (
 	RESTRICT = scalargtsel,
 	JOIN = scalargtjoinsel
 );
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_backfill_ids"(
-	"ts" timestamp with time zone[], /* Array < '_, TimestampWithTimeZone > */
-	"publisher" INT, /* i32 */
-	"held" hlculid[] DEFAULT '{}' /* Array < '_, Hlculid > */
-) RETURNS SETOF hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_backfill_ids_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
---   hlculid_backfill_ids
---   base::read_guard::hlculid_expect_reads
-
--- `hlculid_backfill`: fills the NULL ids of an existing table from a time column, in batches,
--- each committed on its own, with a publisher id of the caller's (one reserved for backfills,
--- so `hlculid_publisher(id)` tells backfilled rows from live ones).
---
--- - Order: ids follow (time, then the primary key, else tableoid and ctid), taken once in one
---   snapshot at the start (the loop's cursor is materialised at the first commit).
--- - Uniqueness within and across runs: the ids of a batch come from the extension's
---   `hlculid_backfill_ids` (src/generate/at.rs, the rule in core's `clock::backfill_batch`): the
---   clock's send rule, `max(last + 1, ms << 16)` with a full counter carrying into the next
---   millisecond, stepping over the largest id of this publisher already in the table in every
---   millisecond it enters (looked up per batch over its time span: with the id index, first
---   whether the span holds any at all). Batches of one table are serialised by an advisory
---   lock, so two runs at once never read the same largest id.
--- - Locks: each batch is one UPDATE of its rows by (tableoid, ctid) and a COMMIT, so no lock
---   outlives a batch, and ROW EXCLUSIVE never blocks other writers. Batches of one table are
---   serialised by the table's SHARE UPDATE EXCLUSIVE lock (0.5.0), which only roles that may
---   change the table can take (0.4.0's advisory lock could be held by any role, for ever).
--- - As the table's owner (0.5.0): each batch's UPDATE runs the table's triggers, defaults,
---   constraints and index expressions, so it is `hlculid_backfill_update` (src/tables/table_owner.rs),
---   which runs it as the table's owner in a security-restricted operation, as VACUUM does; a
---   caller who may not act as the owner is refused (42501) before anything changes. A row changed by another
---   session meanwhile (so at another ctid) is skipped, and a later pass takes it; rows inserted
---   meanwhile with `DEFAULT hlculid_generate()` are not NULL, so they keep their live ids.
--- - A procedure with a `SET` clause cannot commit, so the fixed `search_path` is set with
---   `set_config(..., true)` at the start of every transaction of the run, and the caller's is set
---   back the same way as the run's last step: the caller's transaction (a DO block or procedure
---   that called it) goes on with its own path. The extension's own objects are
---   schema-qualified (`pg_catalog`, the extension's schema) and the declared types are pg_catalog's.
-
-CREATE OR REPLACE PROCEDURE hlculid_backfill(tbl regclass, id_column name, ts_column name,
-    publisher int4, batch_size int4 DEFAULT 10000)
-LANGUAGE plpgsql
-AS $fn$
-DECLARE
-    caller_path pg_catalog.text;
-    kind pg_catalog."char";
-    id_type pg_catalog.oid;
-    ts_type pg_catalog.oid;
-    id_num pg_catalog.int2;
-    valid pg_catalog.text;
-    ts_expr pg_catalog.text;
-    order_key pg_catalog.text;
-    held_q pg_catalog.text;
-    busy_q pg_catalog.text;
-    q pg_catalog.text;
-    has_index pg_catalog.bool;
-    busy pg_catalog.bool := true;
-    n_null pg_catalog.int8;
-    n_out pg_catalog.int8;
-    earliest pg_catalog.text;
-    latest pg_catalog.text;
-    b record;
-    n pg_catalog.int4;
-    rv pg_catalog.oid[];
-    cv pg_catalog.tid[];
-    tsv pg_catalog.timestamptz[];
-    known_to pg_catalog.timestamptz;
-    held pg_catalog.hlculid[];
-    ids pg_catalog.hlculid[];
-    filled pg_catalog.int8;
-    pass_found pg_catalog.int8;
-    pass_filled pg_catalog.int8;
-    batches pg_catalog.int8 := 0;
-    total pg_catalog.int8 := 0;
-    passes pg_catalog.int4 := 0;
-    left_null pg_catalog.int8;
-
-BEGIN
-    -- the caller's search_path, set again as the run's last step
-    caller_path := pg_catalog.current_setting('search_path');
-    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
-
-    -- every argument and the table's shape, before anything is read or changed
-    IF tbl IS NULL OR id_column IS NULL OR ts_column IS NULL OR publisher IS NULL OR batch_size IS NULL THEN
-        RAISE EXCEPTION 'argument "%" of hlculid_backfill must not be null',
-            CASE WHEN tbl IS NULL THEN 'tbl' WHEN id_column IS NULL THEN 'id_column'
-                 WHEN ts_column IS NULL THEN 'ts_column' WHEN publisher IS NULL THEN 'publisher'
-                 ELSE 'batch_size' END
-            USING ERRCODE = 'null_value_not_allowed';
-    END IF;
-    SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = tbl;
-    IF kind IS NULL OR kind NOT IN ('r', 'p') THEN
-        RAISE EXCEPTION '"%" is not a table', tbl::text
-            USING ERRCODE = 'wrong_object_type';
-    END IF;
-    -- The rows are listed and counted as the caller (only each batch's UPDATE runs as the owner):
-    -- a foreign table among the partitions or children would be read through the caller's user
-    -- mapping (0.5.0: refused).
-    IF EXISTS (WITH RECURSIVE tree(r) AS (
-                   SELECT tbl::pg_catalog.oid
-                   UNION ALL
-                   SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree ON i.inhparent = tree.r)
-               SELECT FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.r WHERE c.relkind = 'f') THEN
-        RAISE EXCEPTION 'hlculid_backfill cannot convert table "%", which has a foreign table among its partitions or children', tbl::text
-            USING ERRCODE = 'wrong_object_type',
-                  HINT = 'Backfill the foreign table''s rows where they are stored.';
-    END IF;
-    -- Rows are found again by (tableoid, ctid), which repeat across a Citus table's shards and
-    -- nodes: such a table would get one id for rows of different shards (0.5.0: refused).
-    IF pg_catalog.hlculid_citus_table(tbl) THEN
-        RAISE EXCEPTION 'hlculid_backfill cannot convert table "%", which Citus manages', tbl::text
-            USING ERRCODE = 'feature_not_supported',
-                  HINT = 'Backfill the table before create_distributed_table() or create_reference_table(), or after undistribute_table().';
-    END IF;
-    SELECT a.atttypid, a.attnum INTO id_type, id_num FROM pg_attribute a
-    WHERE a.attrelid = tbl AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'column "%" of relation "%" does not exist', id_column, tbl::text
-            USING ERRCODE = 'undefined_column';
-    END IF;
-    IF id_type <> 'pg_catalog.hlculid'::regtype THEN
-        RAISE EXCEPTION 'column "%" of table "%" is of type %, not hlculid', id_column, tbl::text, format_type(id_type, NULL)
-            USING ERRCODE = 'datatype_mismatch';
-    END IF;
-    SELECT a.atttypid INTO ts_type FROM pg_attribute a
-    WHERE a.attrelid = tbl AND a.attname = ts_column AND a.attnum > 0 AND NOT a.attisdropped;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'column "%" of relation "%" does not exist', ts_column, tbl::text
-            USING ERRCODE = 'undefined_column';
-    END IF;
-    IF ts_type NOT IN ('timestamptz'::regtype, 'timestamp'::regtype) THEN
-        RAISE EXCEPTION 'column "%" of table "%" is of type %, not timestamptz or timestamp', ts_column, tbl::text, format_type(ts_type, NULL)
-            USING ERRCODE = 'datatype_mismatch',
-                  HINT = 'Add a timestamptz column computed from it, and backfill from that.';
-    END IF;
-    IF publisher NOT BETWEEN 0 AND 65535 THEN
-        RAISE EXCEPTION 'hlculid publisher % is out of range', publisher
-            USING ERRCODE = 'numeric_value_out_of_range',
-                  DETAIL = 'The publisher field must be between 0 and 65535.';
-    END IF;
-    IF batch_size < 1 THEN
-        RAISE EXCEPTION 'hlculid_backfill cannot make batches of % rows', batch_size
-            USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = 'batch_size must be at least 1.';
-    END IF;
-
-    -- the caller may act as the table's owner (42501 otherwise): an empty batch checks it
-    PERFORM pg_catalog.hlculid_backfill_update(tbl, id_column::pg_catalog.text, '{}'::pg_catalog.oid[],
-        '{}'::pg_catalog.text[], '{}'::pg_catalog.hlculid[]);
-
-    -- a timestamp without time zone is read as UTC, so ids keep exactly the column's order
-    valid := format('extract(epoch FROM %1$I) >= 0 AND extract(epoch FROM %1$I) < 281474976710.656', ts_column);
-    ts_expr := format(CASE WHEN ts_type = 'timestamp'::regtype THEN '(t.%I AT TIME ZONE ''UTC'')' ELSE 't.%I' END, ts_column);
-    -- qualified: in the pass's query a bare name would bind to its output columns (r, c, ms,
-    -- more) in ORDER BY and to the table's in WINDOW, two different orders
-    SELECT string_agg(format('t.%I', a.attname), ', ' ORDER BY k.i) INTO order_key
-    FROM pg_index x, unnest(x.indkey::int2[]) WITH ORDINALITY k(attnum, i)
-    JOIN pg_attribute a ON a.attnum = k.attnum
-    WHERE x.indrelid = tbl AND x.indisprimary AND a.attrelid = tbl;
-    order_key := format('t.%I, ', ts_column) || coalesce(order_key, 't.tableoid, t.ctid');
-
-    -- rows that cannot get an id: refused before anything changes. Every query built from the
-    -- table's name is built anew where it runs and read only if that name still gives the table
-    -- when parsed (src/base/read_guard.rs: a schema's owner could rename the schema and put her
-    -- view of that name in its place)
-    PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
-    q := format('SELECT count(*) FILTER (WHERE %1$I IS NULL),
-                        count(*) FILTER (WHERE %1$I IS NOT NULL AND NOT (%2$s)),
-                        min(%1$I) FILTER (WHERE NOT (%2$s))::text,
-                        max(%1$I) FILTER (WHERE NOT (%2$s))::text
-                 FROM %3$s WHERE %4$I IS NULL', ts_column, valid, tbl, id_column);
-    PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
-    EXECUTE q INTO n_null, n_out, earliest, latest;
-    IF n_null > 0 THEN
-        RAISE EXCEPTION 'cannot backfill % rows of table "%": their % is null', n_null, tbl::text, ts_column
-            USING ERRCODE = 'null_value_not_allowed',
-                  DETAIL = 'Each id is made from its row''s time. Nothing was changed.',
-                  HINT = 'Give those rows a time, or their ids another way, and run it again.';
-    END IF;
-    IF n_out > 0 THEN
-        RAISE EXCEPTION 'cannot backfill % rows of table "%": their % is outside hlculid''s time range', n_out, tbl::text, ts_column
-            USING ERRCODE = 'datetime_field_overflow',
-                  DETAIL = format('The earliest is %s and the latest %s; hlculid timestamps run from 1970-01-01 00:00:00+00 to 10889-08-02 05:31:50.655+00. Nothing was changed.', earliest, latest),
-                  HINT = 'Give those rows a time in the range, or their ids another way, and run it again.';
-    END IF;
-
-    -- the ids this publisher already holds in the milliseconds $1 .. $2 (the largest of each);
-    -- with an index on the ids, a batch first asks busy_q whether that span holds any at all
-    -- (stopping at the first, an index range scan), and only then held_q
-    -- (formats, filled where each runs: the table's name is taken there)
-    held_q := 'SELECT coalesce(array_agg(g.mx), ''{}'') FROM (
-             SELECT pg_catalog.max(t.%1$I) AS mx FROM %2$s t
-             WHERE t.%1$I OPERATOR(pg_catalog.>=) pg_catalog.hlculid_min($1)
-               AND t.%1$I OPERATOR(pg_catalog.<=) pg_catalog.hlculid_max($2)
-               AND pg_catalog.hlculid_publisher(t.%1$I) = $3
-             GROUP BY pg_catalog.hlculid_ts(t.%1$I)) g';
-    busy_q := 'SELECT EXISTS (SELECT 1 FROM %2$s t
-             WHERE t.%1$I OPERATOR(pg_catalog.>=) pg_catalog.hlculid_min($1)
-               AND t.%1$I OPERATOR(pg_catalog.<=) pg_catalog.hlculid_max($2)
-               AND pg_catalog.hlculid_publisher(t.%1$I) = $3)';
-    has_index := EXISTS (
-        SELECT FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_am am ON am.oid = i.relam
-        WHERE x.indrelid = tbl AND x.indkey[0] = id_num AND am.amname = 'btree'
-          AND x.indpred IS NULL AND x.indisvalid);
-
-    -- outside a transaction block this ends the checks' transaction; inside one it fails
-    -- (2D000) before anything has changed
-    COMMIT;
-    caller_path := pg_catalog.current_setting('search_path');
-    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
-
-    -- passes (at most 3) until one fills every row it found: a row another session changed
-    -- during a pass (so at another ctid) is left for the next one
-    LOOP
-        passes := passes + 1;
-        pass_found := 0;
-        pass_filled := 0;
-        n := 0;
-        -- the rows in order, `more` false on the last; the cursor is kept (materialised) at
-        -- the first COMMIT, so the order is the one of this pass's snapshot
-        PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
-        q := format(
-            'SELECT t.tableoid AS r, t.ctid AS c, %1$s AS ts, lead(true, 1, false) OVER w AS more
-             FROM %2$s t WHERE t.%3$I IS NULL AND %4$s
-             WINDOW w AS (ORDER BY %5$s) ORDER BY %5$s', ts_expr, tbl, id_column, valid, order_key);
-        PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
-        FOR b IN EXECUTE q
-        LOOP
-            n := n + 1;
-            rv[n] := b.r;
-            cv[n] := b.c;
-            tsv[n] := b.ts;
-            CONTINUE WHEN n < batch_size AND b.more;
-
-            -- the name as it is now, and its schema's name kept until the batch commits
-            -- (src/base/schema_pin.rs): the lock then takes the table and its partitions
-            PERFORM pg_catalog.hlculid_pin_schema(tbl::pg_catalog.oid);
-            EXECUTE format('LOCK TABLE %s IN SHARE UPDATE EXCLUSIVE MODE', tbl);
-            -- a utility statement, which the parse check does not see: the lock must be the
-            -- table's (dropped and another relation made under its name since the last batch,
-            -- the name could give another relation)
-            IF NOT EXISTS (SELECT FROM pg_catalog.pg_locks l
-                           WHERE l.locktype = 'relation' AND l.relation = tbl::pg_catalog.oid
-                             AND l.pid = pg_catalog.pg_backend_pid() AND l.granted
-                             AND l.mode = 'ShareUpdateExclusiveLock') THEN
-                RAISE EXCEPTION 'the table to backfill is no longer the relation its name gives'
-                    USING ERRCODE = 'undefined_table',
-                          DETAIL = 'Its name now gives another relation: the table''s schema was renamed, and another relation put in its place.',
-                          HINT = 'Run it again: the name is taken anew from the table.';
-            END IF;
-            -- the ids, from the extension's clock rule (hlculid_backfill_ids), above the ones
-            -- this publisher holds in each millisecond they land in: known for the batch's span
-            -- first, and again up to where the ids end whenever a full counter carried them
-            -- past it, until they end within what is known
-            known_to := tsv[n];
-            LOOP
-                IF has_index THEN
-                    PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
-                    q := format(busy_q, id_column, tbl);
-                    PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
-                    EXECUTE q INTO STRICT busy USING tsv[1], known_to, publisher;
-                END IF;
-                IF has_index AND NOT busy THEN
-                    held := '{}';
-                ELSE
-                    PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
-                    q := format(held_q, id_column, tbl);
-                    PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
-                    EXECUTE q INTO STRICT held USING tsv[1], known_to, publisher;
-                END IF;
-                ids := ARRAY(SELECT u.id FROM pg_catalog.hlculid_backfill_ids(tsv, publisher, held) WITH ORDINALITY u(id, i) ORDER BY u.i);
-                EXIT WHEN ids[n] OPERATOR(pg_catalog.<=) pg_catalog.hlculid_max(known_to);
-                known_to := pg_catalog.hlculid_ts(ids[n]);
-            END LOOP;
-            filled := pg_catalog.hlculid_backfill_update(tbl, id_column::pg_catalog.text, rv, cv::pg_catalog.text[], ids);
-            pass_found := pass_found + n;
-            pass_filled := pass_filled + filled;
-            batches := batches + 1;
-            n := 0;
-            rv := '{}';
-            cv := '{}';
-            tsv := '{}';
-            COMMIT;
-            caller_path := pg_catalog.current_setting('search_path');
-            PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
-        END LOOP;
-        total := total + pass_filled;
-        EXIT WHEN pass_filled = pass_found OR passes = 3;
-    END LOOP;
-    RAISE NOTICE 'hlculid_backfill filled % rows of table "%" in % batches', total, tbl::text, batches;
-    IF pass_filled < pass_found THEN
-        PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
-        q := format('SELECT count(*) FROM %s t WHERE t.%I IS NULL AND %s', tbl, id_column, valid);
-        PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
-        EXECUTE q INTO left_null;
-        IF left_null > 0 THEN
-            RAISE WARNING '% rows of table "%" still have no id: other sessions changed them during each of % passes', left_null, tbl::text, passes
-                USING HINT = 'Run hlculid_backfill again when they are left alone.';
-        END IF;
-    END IF;
-    -- the pinned path ends with the run: the caller's transaction goes on with its own
-    PERFORM pg_catalog.set_config('search_path', caller_path, true);
-END
-$fn$;
-
-COMMENT ON FUNCTION hlculid_backfill_ids(timestamptz[], integer, hlculid[]) IS 'the ids of one batch of a backfill: for times in ascending order, increasing, each in its time''s millisecond (unless a full counter carried), of the given publisher, above the given ids of that publisher in each millisecond';
-
-CREATE OR REPLACE FUNCTION hlculid_backfill_update(tbl regclass, id_column text, tableoids oid[],
-    ctids text[], ids hlculid[])
-RETURNS int8
-LANGUAGE c VOLATILE STRICT
-AS 'MODULE_PATHNAME', 'hlculid_backfill_update_wrapper';
-COMMENT ON FUNCTION hlculid_backfill_update(regclass, text, oid[], text[], hlculid[]) IS 'one batch of hlculid_backfill, run as the table''s owner: gives each row (tableoid, ctid) whose id is NULL its id; returns how many it filled';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_eq_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_eq_uuid_wrapper';
-
-CREATE OPERATOR = (
-	PROCEDURE="hlculid_eq_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = =,
-	NEGATOR = <>,
-	RESTRICT = eqsel,
-	JOIN = eqjoinsel
-);
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_counter"(
-	"id" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_ge_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_ge_uuid_wrapper';
-
-CREATE OPERATOR >= (
-	PROCEDURE="hlculid_ge_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = <=,
-	NEGATOR = <,
-	RESTRICT = scalargesel,
-	JOIN = scalargejoinsel
-);
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1303,9 +992,9 @@ BEGIN
     -- pin left them: a query of pg_namespace would read this transaction's snapshot, which under
     -- REPEATABLE READ (a database's owner may make it the default) predates the pin and can
     -- give the schema's old name, another schema's by now (the eighth review)
-    nsp := (pg_catalog.pg_identify_object('pg_catalog.pg_class'::pg_catalog.regclass, parent, 0)).schema;
-    rel := (SELECT p.part FROM pg_catalog.unnest(pg_catalog.parse_ident(parent::pg_catalog.text)) WITH ORDINALITY p(part, i)
-            ORDER BY p.i DESC LIMIT 1);
+    -- (pg_identify_object's schema comes quoted: "Sales" named another schema, the ninth review)
+    SELECT a.object_names[1], a.object_names[2] INTO nsp, rel
+    FROM pg_catalog.pg_identify_object_as_address('pg_catalog.pg_class'::pg_catalog.regclass, parent, 0) a;
     SELECT a.attname INTO key FROM pg_partitioned_table p
     JOIN pg_attribute a ON a.attrelid = p.partrelid AND a.attnum = p.partattrs[0]
     WHERE p.partrelid = parent;
@@ -1482,6 +1171,365 @@ COMMENT ON FUNCTION hlculid_drop_partitions_as_owner(regclass, timestamptz, bool
 /* </end connected objects> */
 
 /* <begin connected objects> */
+-- requires:
+--   hlculid_type
+--   hlculid_backfill_ids
+--   base::read_guard::hlculid_expect_reads
+--   base::schema_pin::hlculid_pin_schema
+
+-- `hlculid_backfill`: fills the NULL ids of an existing table from a time column, in batches,
+-- each committed on its own, with a publisher id of the caller's (one reserved for backfills,
+-- so `hlculid_publisher(id)` tells backfilled rows from live ones).
+--
+-- - Order: ids follow (time, then the primary key, else tableoid and ctid), taken once in one
+--   snapshot at the start (the loop's cursor is materialised at the first commit).
+-- - Uniqueness within and across runs: the ids of a batch come from the extension's
+--   `hlculid_backfill_ids` (src/generate/at.rs, the rule in core's `clock::backfill_batch`): the
+--   clock's send rule, `max(last + 1, ms << 16)` with a full counter carrying into the next
+--   millisecond, stepping over the largest id of this publisher already in the table in every
+--   millisecond it enters (looked up per batch over its time span: with the id index, first
+--   whether the span holds any at all). Batches of one table are serialised by an advisory
+--   lock, so two runs at once never read the same largest id.
+-- - Locks: each batch is one UPDATE of its rows by (tableoid, ctid) and a COMMIT, so no lock
+--   outlives a batch, and ROW EXCLUSIVE never blocks other writers. Batches of one table are
+--   serialised by the table's SHARE UPDATE EXCLUSIVE lock (0.5.0), which only roles that may
+--   change the table can take (0.4.0's advisory lock could be held by any role, for ever).
+-- - As the table's owner (0.5.0): each batch's UPDATE runs the table's triggers, defaults,
+--   constraints and index expressions, so it is `hlculid_backfill_update` (src/tables/table_owner.rs),
+--   which runs it as the table's owner in a security-restricted operation, as VACUUM does; a
+--   caller who may not act as the owner is refused (42501) before anything changes. A row changed by another
+--   session meanwhile (so at another ctid) is skipped, and a later pass takes it; rows inserted
+--   meanwhile with `DEFAULT hlculid_generate()` are not NULL, so they keep their live ids.
+-- - A procedure with a `SET` clause cannot commit, so the fixed `search_path` is set with
+--   `set_config(..., true)` at the start of every transaction of the run, and the caller's is set
+--   back the same way as the run's last step: the caller's transaction (a DO block or procedure
+--   that called it) goes on with its own path. The extension's own objects are
+--   schema-qualified (`pg_catalog`, the extension's schema) and the declared types are pg_catalog's.
+
+-- The table as every part of a backfill needs it, checked under the lock each batch takes (0.6.0,
+-- the ninth review: checked once at the start, the table's owner could change the id column's
+-- type between batches to one of hers with a cast, and the next batch's queries, run as the
+-- caller, called it): locked (SHARE UPDATE EXCLUSIVE, which ALTER TABLE waits for; its schema's
+-- name pinned first, src/base/schema_pin.rs), a table, no foreign table among its partitions or
+-- children (read through the caller's user mapping), not Citus', the id column an hlculid, the
+-- time column timestamptz or timestamp: its type returned, and with `ts_type_was` (the run's),
+-- the same as before.
+CREATE OR REPLACE FUNCTION hlculid_backfill_check(tbl regclass, id_column name, ts_column name,
+                                                  ts_type_was regtype DEFAULT NULL)
+RETURNS regtype
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    kind pg_catalog."char";
+    id_type pg_catalog.oid;
+    ts_type pg_catalog.oid;
+BEGIN
+    IF tbl IS NULL OR id_column IS NULL OR ts_column IS NULL THEN
+        RAISE EXCEPTION 'hlculid_backfill_check needs a table, an id column and a time column'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = tbl;
+    IF kind IS NULL OR kind NOT IN ('r', 'p') THEN
+        RAISE EXCEPTION '"%" is not a table', tbl::text
+            USING ERRCODE = 'wrong_object_type';
+    END IF;
+    PERFORM pg_catalog.hlculid_pin_schema(tbl::pg_catalog.oid);
+    EXECUTE format('LOCK TABLE %s IN SHARE UPDATE EXCLUSIVE MODE', tbl);
+    -- a utility statement, which the parse check does not see: the lock must be the table's
+    -- (dropped and another relation made under its name since the last batch, the name could
+    -- give another relation)
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_locks l
+                   WHERE l.locktype = 'relation' AND l.relation = tbl::pg_catalog.oid
+                     AND l.pid = pg_catalog.pg_backend_pid() AND l.granted
+                     AND l.mode = 'ShareUpdateExclusiveLock') THEN
+        RAISE EXCEPTION 'the table to backfill is no longer the relation its name gives'
+            USING ERRCODE = 'undefined_table',
+                  DETAIL = 'Its name now gives another relation: the table''s schema was renamed, and another relation put in its place.',
+                  HINT = 'Run it again: the name is taken anew from the table.';
+    END IF;
+    -- The rows are listed and counted as the caller (only each batch's UPDATE runs as the owner):
+    -- a foreign table among the partitions or children would be read through the caller's user
+    -- mapping (0.5.0: refused).
+    IF EXISTS (WITH RECURSIVE tree(r) AS (
+                   SELECT tbl::pg_catalog.oid
+                   UNION ALL
+                   SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree ON i.inhparent = tree.r)
+               SELECT FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.r WHERE c.relkind = 'f') THEN
+        RAISE EXCEPTION 'hlculid_backfill cannot convert table "%", which has a foreign table among its partitions or children', tbl::text
+            USING ERRCODE = 'wrong_object_type',
+                  HINT = 'Backfill the foreign table''s rows where they are stored.';
+    END IF;
+    -- Rows are found again by (tableoid, ctid), which repeat across a Citus table's shards and
+    -- nodes: such a table would get one id for rows of different shards (0.5.0: refused).
+    IF pg_catalog.hlculid_citus_table(tbl) THEN
+        RAISE EXCEPTION 'hlculid_backfill cannot convert table "%", which Citus manages', tbl::text
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Backfill the table before create_distributed_table() or create_reference_table(), or after undistribute_table().';
+    END IF;
+    SELECT a.atttypid INTO id_type FROM pg_attribute a
+    WHERE a.attrelid = tbl AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation "%" does not exist', id_column, tbl::text
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF id_type <> 'pg_catalog.hlculid'::regtype THEN
+        RAISE EXCEPTION 'column "%" of table "%" is of type %, not hlculid', id_column, tbl::text, format_type(id_type, NULL)
+            USING ERRCODE = 'datatype_mismatch';
+    END IF;
+    SELECT a.atttypid INTO ts_type FROM pg_attribute a
+    WHERE a.attrelid = tbl AND a.attname = ts_column AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation "%" does not exist', ts_column, tbl::text
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF ts_type NOT IN ('timestamptz'::regtype, 'timestamp'::regtype) THEN
+        RAISE EXCEPTION 'column "%" of table "%" is of type %, not timestamptz or timestamp', ts_column, tbl::text, format_type(ts_type, NULL)
+            USING ERRCODE = 'datatype_mismatch',
+                  HINT = 'Add a timestamptz column computed from it, and backfill from that.';
+    END IF;
+    IF ts_type_was IS NOT NULL AND ts_type <> ts_type_was THEN
+        RAISE EXCEPTION 'column "%" of table "%" changed its type during hlculid_backfill', ts_column, tbl::text
+            USING ERRCODE = 'datatype_mismatch',
+                  HINT = 'Run it again: the rows filled so far keep their ids.';
+    END IF;
+    RETURN ts_type;
+END
+$fn$;
+
+CREATE OR REPLACE PROCEDURE hlculid_backfill(tbl regclass, id_column name, ts_column name,
+    publisher int4, batch_size int4 DEFAULT 10000)
+LANGUAGE plpgsql
+AS $fn$
+DECLARE
+    caller_path pg_catalog.text;
+    ts_type pg_catalog.oid;
+    id_num pg_catalog.int2;
+    valid pg_catalog.text;
+    ts_expr pg_catalog.text;
+    order_key pg_catalog.text;
+    held_q pg_catalog.text;
+    busy_q pg_catalog.text;
+    q pg_catalog.text;
+    has_index pg_catalog.bool;
+    busy pg_catalog.bool := true;
+    n_null pg_catalog.int8;
+    n_out pg_catalog.int8;
+    earliest pg_catalog.text;
+    latest pg_catalog.text;
+    b record;
+    n pg_catalog.int4;
+    rv pg_catalog.oid[];
+    cv pg_catalog.tid[];
+    tsv pg_catalog.timestamptz[];
+    known_to pg_catalog.timestamptz;
+    held pg_catalog.hlculid[];
+    ids pg_catalog.hlculid[];
+    filled pg_catalog.int8;
+    pass_found pg_catalog.int8;
+    pass_filled pg_catalog.int8;
+    batches pg_catalog.int8 := 0;
+    total pg_catalog.int8 := 0;
+    passes pg_catalog.int4 := 0;
+    left_null pg_catalog.int8;
+
+BEGIN
+    -- the caller's search_path, set again as the run's last step
+    caller_path := pg_catalog.current_setting('search_path');
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+
+    -- every argument and the table's shape, before anything is read or changed
+    IF tbl IS NULL OR id_column IS NULL OR ts_column IS NULL OR publisher IS NULL OR batch_size IS NULL THEN
+        RAISE EXCEPTION 'argument "%" of hlculid_backfill must not be null',
+            CASE WHEN tbl IS NULL THEN 'tbl' WHEN id_column IS NULL THEN 'id_column'
+                 WHEN ts_column IS NULL THEN 'ts_column' WHEN publisher IS NULL THEN 'publisher'
+                 ELSE 'batch_size' END
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- the read committed rule of the readers: each statement's snapshot is taken after the
+    -- last lock, so the checks under it read the table as it is (REPEATABLE READ, which a
+    -- database's owner may make the default, would read it as the run began)
+    IF pg_catalog.current_setting('transaction_isolation') IN ('repeatable read', 'serializable') THEN
+        RAISE EXCEPTION 'hlculid_backfill cannot run in a REPEATABLE READ or SERIALIZABLE transaction'
+            USING ERRCODE = 'feature_not_supported',
+                  DETAIL = 'Its checks under each batch''s lock must read the table as it is then, not as one snapshot taken before.',
+                  HINT = 'Run it at READ COMMITTED: SET default_transaction_isolation = ''read committed'' before CALL.';
+    END IF;
+    ts_type := pg_catalog.hlculid_backfill_check(tbl, id_column, ts_column);
+    SELECT a.attnum INTO id_num FROM pg_attribute a
+    WHERE a.attrelid = tbl AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped;
+    IF publisher NOT BETWEEN 0 AND 65535 THEN
+        RAISE EXCEPTION 'hlculid publisher % is out of range', publisher
+            USING ERRCODE = 'numeric_value_out_of_range',
+                  DETAIL = 'The publisher field must be between 0 and 65535.';
+    END IF;
+    IF batch_size < 1 THEN
+        RAISE EXCEPTION 'hlculid_backfill cannot make batches of % rows', batch_size
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'batch_size must be at least 1.';
+    END IF;
+
+    -- the caller may act as the table's owner (42501 otherwise): an empty batch checks it
+    PERFORM pg_catalog.hlculid_backfill_update(tbl, id_column::pg_catalog.text, '{}'::pg_catalog.oid[],
+        '{}'::pg_catalog.text[], '{}'::pg_catalog.hlculid[]);
+
+    -- a timestamp without time zone is read as UTC, so ids keep exactly the column's order
+    valid := format('extract(epoch FROM %1$I) >= 0 AND extract(epoch FROM %1$I) < 281474976710.656', ts_column);
+    ts_expr := format(CASE WHEN ts_type = 'timestamp'::regtype THEN '(t.%I AT TIME ZONE ''UTC'')' ELSE 't.%I' END, ts_column);
+    -- qualified: in the pass's query a bare name would bind to its output columns (r, c, ms,
+    -- more) in ORDER BY and to the table's in WINDOW, two different orders
+    SELECT string_agg(format('t.%I', a.attname), ', ' ORDER BY k.i) INTO order_key
+    FROM pg_index x, unnest(x.indkey::int2[]) WITH ORDINALITY k(attnum, i)
+    JOIN pg_attribute a ON a.attnum = k.attnum
+    WHERE x.indrelid = tbl AND x.indisprimary AND a.attrelid = tbl;
+    order_key := format('t.%I, ', ts_column) || coalesce(order_key, 't.tableoid, t.ctid');
+
+    -- rows that cannot get an id: refused before anything changes. Every query built from the
+    -- table's name is built anew where it runs and read only if that name still gives the table
+    -- when parsed (src/base/read_guard.rs: a schema's owner could rename the schema and put her
+    -- view of that name in its place)
+    PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
+    q := format('SELECT count(*) FILTER (WHERE %1$I IS NULL),
+                        count(*) FILTER (WHERE %1$I IS NOT NULL AND NOT (%2$s)),
+                        min(%1$I) FILTER (WHERE NOT (%2$s))::text,
+                        max(%1$I) FILTER (WHERE NOT (%2$s))::text
+                 FROM %3$s WHERE %4$I IS NULL', ts_column, valid, tbl, id_column);
+    PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
+    EXECUTE q INTO n_null, n_out, earliest, latest;
+    IF n_null > 0 THEN
+        RAISE EXCEPTION 'cannot backfill % rows of table "%": their % is null', n_null, tbl::text, ts_column
+            USING ERRCODE = 'null_value_not_allowed',
+                  DETAIL = 'Each id is made from its row''s time. Nothing was changed.',
+                  HINT = 'Give those rows a time, or their ids another way, and run it again.';
+    END IF;
+    IF n_out > 0 THEN
+        RAISE EXCEPTION 'cannot backfill % rows of table "%": their % is outside hlculid''s time range', n_out, tbl::text, ts_column
+            USING ERRCODE = 'datetime_field_overflow',
+                  DETAIL = format('The earliest is %s and the latest %s; hlculid timestamps run from 1970-01-01 00:00:00+00 to 10889-08-02 05:31:50.655+00. Nothing was changed.', earliest, latest),
+                  HINT = 'Give those rows a time in the range, or their ids another way, and run it again.';
+    END IF;
+
+    -- the ids this publisher already holds in the milliseconds $1 .. $2 (the largest of each);
+    -- with an index on the ids, a batch first asks busy_q whether that span holds any at all
+    -- (stopping at the first, an index range scan), and only then held_q
+    -- (formats, filled where each runs: the table's name is taken there)
+    held_q := 'SELECT coalesce(array_agg(g.mx), ''{}'') FROM (
+             SELECT pg_catalog.max(t.%1$I) AS mx FROM %2$s t
+             WHERE t.%1$I OPERATOR(pg_catalog.>=) pg_catalog.hlculid_min($1)
+               AND t.%1$I OPERATOR(pg_catalog.<=) pg_catalog.hlculid_max($2)
+               AND pg_catalog.hlculid_publisher(t.%1$I) = $3
+             GROUP BY pg_catalog.hlculid_ts(t.%1$I)) g';
+    busy_q := 'SELECT EXISTS (SELECT 1 FROM %2$s t
+             WHERE t.%1$I OPERATOR(pg_catalog.>=) pg_catalog.hlculid_min($1)
+               AND t.%1$I OPERATOR(pg_catalog.<=) pg_catalog.hlculid_max($2)
+               AND pg_catalog.hlculid_publisher(t.%1$I) = $3)';
+    has_index := EXISTS (
+        SELECT FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_am am ON am.oid = i.relam
+        WHERE x.indrelid = tbl AND x.indkey[0] = id_num AND am.amname = 'btree'
+          AND x.indpred IS NULL AND x.indisvalid);
+
+    -- outside a transaction block this ends the checks' transaction; inside one it fails
+    -- (2D000) before anything has changed
+    COMMIT;
+    caller_path := pg_catalog.current_setting('search_path');
+    PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+
+    -- passes (at most 3) until one fills every row it found: a row another session changed
+    -- during a pass (so at another ctid) is left for the next one
+    LOOP
+        passes := passes + 1;
+        pass_found := 0;
+        pass_filled := 0;
+        n := 0;
+        -- the rows in order, `more` false on the last; the cursor is kept (materialised) at
+        -- the first COMMIT, so the order is the one of this pass's snapshot; the table locked and
+        -- checked again first (its columns' types could have changed since the last batch)
+        PERFORM pg_catalog.hlculid_backfill_check(tbl, id_column, ts_column, ts_type::pg_catalog.regtype);
+        PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
+        q := format(
+            'SELECT t.tableoid AS r, t.ctid AS c, %1$s AS ts, lead(true, 1, false) OVER w AS more
+             FROM %2$s t WHERE t.%3$I IS NULL AND %4$s
+             WINDOW w AS (ORDER BY %5$s) ORDER BY %5$s', ts_expr, tbl, id_column, valid, order_key);
+        PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
+        FOR b IN EXECUTE q
+        LOOP
+            n := n + 1;
+            rv[n] := b.r;
+            cv[n] := b.c;
+            tsv[n] := b.ts;
+            CONTINUE WHEN n < batch_size AND b.more;
+
+            -- the table locked (its schema's name pinned) until the batch commits, and checked
+            -- under the lock: its columns' types cannot change before the batch's queries run
+            PERFORM pg_catalog.hlculid_backfill_check(tbl, id_column, ts_column, ts_type::pg_catalog.regtype);
+            -- the ids, from the extension's clock rule (hlculid_backfill_ids), above the ones
+            -- this publisher holds in each millisecond they land in: known for the batch's span
+            -- first, and again up to where the ids end whenever a full counter carried them
+            -- past it, until they end within what is known
+            known_to := tsv[n];
+            LOOP
+                IF has_index THEN
+                    PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
+                    q := format(busy_q, id_column, tbl);
+                    PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
+                    EXECUTE q INTO STRICT busy USING tsv[1], known_to, publisher;
+                END IF;
+                IF has_index AND NOT busy THEN
+                    held := '{}';
+                ELSE
+                    PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
+                    q := format(held_q, id_column, tbl);
+                    PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
+                    EXECUTE q INTO STRICT held USING tsv[1], known_to, publisher;
+                END IF;
+                ids := ARRAY(SELECT u.id FROM pg_catalog.hlculid_backfill_ids(tsv, publisher, held) WITH ORDINALITY u(id, i) ORDER BY u.i);
+                EXIT WHEN ids[n] OPERATOR(pg_catalog.<=) pg_catalog.hlculid_max(known_to);
+                known_to := pg_catalog.hlculid_ts(ids[n]);
+            END LOOP;
+            filled := pg_catalog.hlculid_backfill_update(tbl, id_column::pg_catalog.text, rv, cv::pg_catalog.text[], ids);
+            pass_found := pass_found + n;
+            pass_filled := pass_filled + filled;
+            batches := batches + 1;
+            n := 0;
+            rv := '{}';
+            cv := '{}';
+            tsv := '{}';
+            COMMIT;
+            caller_path := pg_catalog.current_setting('search_path');
+            PERFORM pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+        END LOOP;
+        total := total + pass_filled;
+        EXIT WHEN pass_filled = pass_found OR passes = 3;
+    END LOOP;
+    RAISE NOTICE 'hlculid_backfill filled % rows of table "%" in % batches', total, tbl::text, batches;
+    IF pass_filled < pass_found THEN
+        PERFORM pg_catalog.hlculid_backfill_check(tbl, id_column, ts_column, ts_type::pg_catalog.regtype);
+        PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
+        q := format('SELECT count(*) FROM %s t WHERE t.%I IS NULL AND %s', tbl, id_column, valid);
+        PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
+        EXECUTE q INTO left_null;
+        IF left_null > 0 THEN
+            RAISE WARNING '% rows of table "%" still have no id: other sessions changed them during each of % passes', left_null, tbl::text, passes
+                USING HINT = 'Run hlculid_backfill again when they are left alone.';
+        END IF;
+    END IF;
+    -- the pinned path ends with the run: the caller's transaction goes on with its own
+    PERFORM pg_catalog.set_config('search_path', caller_path, true);
+END
+$fn$;
+
+COMMENT ON FUNCTION hlculid_backfill_check(regclass, name, name, regtype) IS 'the table as every part of hlculid_backfill needs it, checked under the lock a batch takes (SHARE UPDATE EXCLUSIVE, its schema pinned): a table, no foreign child, not Citus'', the id column an hlculid, the time column timestamptz or timestamp (its type returned; with the run''s, unchanged)';
+COMMENT ON FUNCTION hlculid_backfill_ids(timestamptz[], integer, hlculid[]) IS 'the ids of one batch of a backfill: for times in ascending order, increasing, each in its time''s millisecond (unless a full counter carried), of the given publisher, above the given ids of that publisher in each millisecond';
+
+CREATE OR REPLACE FUNCTION hlculid_backfill_update(tbl regclass, id_column text, tableoids oid[],
+    ctids text[], ids hlculid[])
+RETURNS int8
+LANGUAGE c VOLATILE STRICT
+AS 'MODULE_PATHNAME', 'hlculid_backfill_update_wrapper';
+COMMENT ON FUNCTION hlculid_backfill_update(regclass, text, oid[], text[], hlculid[]) IS 'one batch of hlculid_backfill, run as the table''s owner: gives each row (tableoid, ctid) whose id is NULL its id; returns how many it filled';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_publisher"(
 	"id" hlculid /* Hlculid */
 ) RETURNS INT /* i32 */
@@ -1568,6 +1616,15 @@ CREATE OPERATOR @> (
 );
 COMMENT ON FUNCTION hlculid_range_contains(tstzrange, hlculid) IS 'true when the id''s time lies in the range (the function behind tstzrange @> hlculid)';
 COMMENT ON OPERATOR @> (tstzrange, hlculid) IS 'the range holds the id''s time: the commutator of <@, estimated and indexed the same way';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_read_lock"(
+	"rel" oid /* pg_sys :: Oid */
+) RETURNS void
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_read_lock_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1660,6 +1717,25 @@ CREATE AGGREGATE max(hlculid) (
     SFUNC = hlculid_larger, STYPE = hlculid, COMBINEFUNC = hlculid_larger,
     SORTOP = >, PARALLEL = SAFE
 );
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_opclasses
+--   hlculid_skipsupport
+
+-- The one step of the install script that depends on the major: on PostgreSQL 18, btree's skip
+-- support (function 6) in hlculid_ops. Idempotent: every upgrade script repeats it (its template
+-- includes this file), so an update after pg_upgrade to 18 completes the catalog.
+DO $$
+BEGIN
+  IF current_setting('server_version_num')::int >= 180000 AND NOT EXISTS (
+      SELECT FROM pg_amproc p JOIN pg_opclass c ON c.opcfamily = p.amprocfamily
+      WHERE c.opcintype = 'hlculid'::regtype AND c.opcname = 'hlculid_ops' AND p.amprocnum = 6
+        AND c.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'btree')) THEN
+    ALTER OPERATOR FAMILY hlculid_ops USING btree ADD FUNCTION 6 (hlculid) hlculid_skipsupport(internal);
+  END IF;
+END $$;
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1792,25 +1868,6 @@ $fn$;
 COMMENT ON FUNCTION pg_catalog.hlculid_citus_table(pg_catalog.regclass) IS 'whether Citus manages the table (distributed, reference or Citus local); false without Citus';
 COMMENT ON FUNCTION pg_catalog.hlculid_cluster_pending() IS 'the distributed transactions running and the Citus prepared transactions on any node: what hlculid_cluster_horizon() waits for';
 COMMENT ON FUNCTION pg_catalog.hlculid_cluster_pending_here() IS 'on Citus: what on this node may still show an id below a horizon read before (distributed transactions running here, Citus prepared transactions), keyed by distributed transaction number; the cluster horizon''s worker reads it on every node each round';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_opclasses
---   hlculid_skipsupport
-
--- The one step of the install script that depends on the major: on PostgreSQL 18, btree's skip
--- support (function 6) in hlculid_ops. Idempotent: every upgrade script repeats it (its template
--- includes this file), so an update after pg_upgrade to 18 completes the catalog.
-DO $$
-BEGIN
-  IF current_setting('server_version_num')::int >= 180000 AND NOT EXISTS (
-      SELECT FROM pg_amproc p JOIN pg_opclass c ON c.opcfamily = p.amprocfamily
-      WHERE c.opcintype = 'hlculid'::regtype AND c.opcname = 'hlculid_ops' AND p.amprocnum = 6
-        AND c.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'btree')) THEN
-    ALTER OPERATOR FAMILY hlculid_ops USING btree ADD FUNCTION 6 (hlculid) hlculid_skipsupport(internal);
-  END IF;
-END $$;
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -2029,43 +2086,9 @@ COMMENT ON FUNCTION hlculid_publish_horizon() IS 'writes this server''s row in h
 /* <begin connected objects> */
 -- requires:
 --   hlculid_horizons
---   server::hlculid_horizon_holds_since
-
--- What holds this server's horizon back, with what a DBA needs to end it (0.4.0; 0.6.0: `lag`
--- and `since`). `lag` is how long the holder has held readers back: from when its transaction
--- made its first id (hlculid_horizon_holds_since(), kept in the backend's slot and in the
--- prepared transaction's hold), else from its PREPARE (a hold reloaded at a start keeps no time).
--- 0.5.0 measured it from the time of `holds_at`, the clock's last value when the transaction
--- began: on an idle server that is the last id made, seconds or hours before, and a transaction
--- 0.5 s old showed a lag of that age. One source: the install script takes it through the
--- module src/horizon/published.rs, the 0.5.0 -> 0.6.0 update includes it (CREATE OR REPLACE
--- keeps the view's OID, grants and comment; `since` is a column added at the end).
-CREATE OR REPLACE VIEW hlculid.hlculid_horizon_holders AS
-SELECT h.pid,
-       a.xact_start,
-       a.state,
-       h.transaction AS prepared_xid,
-       p.gid,
-       h.holds_at,
-       pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) COALESCE(h.since, p.prepared) AS lag,
-       COALESCE(h.since, p.prepared) AS since
-FROM pg_catalog.hlculid_horizon_holds_since() h
-LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) h.pid
-LEFT JOIN pg_catalog.pg_prepared_xacts p
-       ON p.transaction::pg_catalog.text OPERATOR(pg_catalog.=) h.transaction::pg_catalog.text;
-
-COMMENT ON VIEW hlculid.hlculid_horizon_holders IS 'what holds this server''s horizon back: sessions and prepared transactions, since when (their first id), how long (lag)';
-COMMENT ON FUNCTION hlculid_horizon_holds_since() IS 'hlculid_horizon_holds() with since: when each holder''s transaction made its first id (NULL for a prepared transaction reloaded at a start)';
--- As hlculid_horizon_holds() (horizon_grants.sql): other sessions' pids and xids, for pg_monitor.
-REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds_since() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION hlculid_horizon_holds_since() TO pg_monitor;
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_horizons
 --   read_committed::hlculid_require_read_committed
 --   base::read_guard::hlculid_expect_reads
+--   base::read_guard::hlculid_read_lock
 
 -- The readers (0.4.0; all CREATE OR REPLACE since 0.6.0, so that the install script, through the
 -- module src/horizon/readers.rs after horizons.sql, and the upgrade scripts from 0.4.0 and 0.5.0,
@@ -2170,6 +2193,9 @@ BEGIN
         RAISE EXCEPTION 'relation with OID % does not exist', rel::pg_catalog.oid
             USING ERRCODE = 'undefined_table';
     END IF;
+    -- the table locked as its read locks it, before its columns are checked: until the
+    -- transaction ends, its owner cannot change them (src/base/read_guard.rs)
+    PERFORM pg_catalog.hlculid_read_lock(rel::pg_catalog.oid);
     SELECT a.atttypid::regtype, a.attnum INTO col_type, col_num FROM pg_catalog.pg_attribute a
     WHERE a.attrelid = rel AND a.attname = $2 AND a.attnum > 0 AND NOT a.attisdropped;
     IF col_type IS NULL THEN
@@ -2309,55 +2335,13 @@ END
 $fn$;
 
 COMMENT ON FUNCTION hlculid_watermark(int4[]) IS 'smallest horizon of the publishers (NULL: all rows and this server''s own): below it the datastore has every event it will get from them; NULL while one has no row or a table is still synchronising';
+COMMENT ON FUNCTION hlculid_read_lock(pg_catalog.oid) IS 'ACCESS SHARE on the table until the transaction ends (the lock its read takes), for a role that may read it or a column of it: the readers take it before checking the table''s columns, so that its owner cannot change them before the read';
 COMMENT ON FUNCTION hlculid_read_checks(regclass, name, boolean) IS 'the checks of every read of a table by its hlculid column (the column, its type, its own unique index, no inheritance child) and, with privileges, that the caller may read every column: the readers and hlculid_consumer_create call it';
 COMMENT ON FUNCTION hlculid_read_below(anyelement, hlculid, hlculid, int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below a bound taken before the call (a horizon, a watermark), read by index with a later snapshot';
 COMMENT ON FUNCTION hlculid_read(anyelement, hlculid, int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below the horizon: a cursor reader that never misses a row';
 COMMENT ON FUNCTION hlculid_expect_reads(pg_catalog.oid, text) IS 'until the transaction ends or the next call, a parse of exactly this query in this session raises 42P01 unless every relation it names is rel or one of pg_catalog''s or hlculid''s: the readers arm it before EXECUTE of a query built from a table''s name; NULL disarms, and takes in other sessions'' catalog changes, so that a name formatted next is current';
 COMMENT ON FUNCTION hlculid_require_read_committed(text) IS 'the one READ COMMITTED rule of the horizon, watermark and reader functions: 0A000 naming the caller in a REPEATABLE READ or SERIALIZABLE transaction; READ UNCOMMITTED is READ COMMITTED';
 COMMENT ON FUNCTION hlculid_read_watermark(anyelement, hlculid, int4[], int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below the watermark of the publishers: a reader of many publishers that never misses a row';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_readers
---   hlculid_horizon_holders
-
--- Who may see what holds the horizon back (0.5.0): hlculid_horizon_holds() shows other sessions'
--- pids and prepared transactions' xids with the ids they may have made, so, as pg_buffercache
--- does, it is revoked from PUBLIC and granted to pg_monitor (which the holders view needs too:
--- a view's functions run with the caller's rights). One source: the install script takes it
--- through src/horizon/published.rs, the 0.4.0 -> 0.5.0 upgrade script includes it. docs/security.md has
--- the grant sets for readers and publishers.
-REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION hlculid_horizon_holds() TO pg_monitor;
-GRANT SELECT ON hlculid.hlculid_horizon_holders TO pg_monitor;
--- Who may write hlculid.hlculid_horizons (0.5.0): no one but through hlculid_advance_horizon, a
--- SECURITY DEFINER function that keeps a row within hlculid.max_clock_skew of the clock and never
--- lowers it. A role with UPDATE on the table could set a row to the largest id and freeze every
--- watermark through it for good. No role but the table's owner keeps INSERT, UPDATE, DELETE or
--- TRUNCATE on it, PUBLIC included, whatever granted them (a default privilege, or 0.4.0's
--- docs/security.md, which told publishers to take INSERT and UPDATE); the function is granted to
--- the publishing roles (docs/security.md), and to no one by default.
-REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM PUBLIC;
-DO $writers$
-DECLARE
-    r record;
-BEGIN
-    FOR r IN
-        SELECT DISTINCT a.grantee
-        FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
-        WHERE c.oid OPERATOR(pg_catalog.=) 'hlculid.hlculid_horizons'::pg_catalog.regclass
-          AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
-          AND a.grantee OPERATOR(pg_catalog.<>) 0::pg_catalog.oid
-          AND a.privilege_type OPERATOR(pg_catalog.=) ANY
-              (ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']::pg_catalog.text[])
-    LOOP
-        EXECUTE pg_catalog.format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM %I CASCADE',
-                                  pg_catalog.pg_get_userbyid(r.grantee));
-    END LOOP;
-END
-$writers$;
-REVOKE EXECUTE ON FUNCTION hlculid_advance_horizon(int4, pg_catalog.hlculid) FROM PUBLIC;
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -2413,6 +2397,8 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'max_rows is 1 or more.';
     END IF;
+    -- locked before its columns are checked, as hlculid_read_checks does (src/base/read_guard.rs)
+    PERFORM pg_catalog.hlculid_read_lock(rel::pg_catalog.oid);
     SELECT a.attnum, a.atttypid INTO key_num, key_type FROM pg_catalog.pg_attribute a
     WHERE a.attrelid = rel AND a.attname = $2 AND a.attnum > 0 AND NOT a.attisdropped;
     IF key_num IS NULL THEN
@@ -2508,6 +2494,84 @@ END
 $fn$;
 
 COMMENT ON FUNCTION hlculid_read_key(anyelement, name, anycompatible, hlculid, int4, name) IS 'the next rows of one key (a tenant) after an id, below the horizon (the cluster''s on Citus), in id order: a reader of one tenant''s events that never misses a row, a router query on a table distributed by the key';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_horizons
+--   server::hlculid_horizon_holds_since
+
+-- What holds this server's horizon back, with what a DBA needs to end it (0.4.0; 0.6.0: `lag`
+-- and `since`). `lag` is how long the holder has held readers back: from when its transaction
+-- made its first id (hlculid_horizon_holds_since(), kept in the backend's slot and in the
+-- prepared transaction's hold), else from its PREPARE (a hold reloaded at a start keeps no time).
+-- 0.5.0 measured it from the time of `holds_at`, the clock's last value when the transaction
+-- began: on an idle server that is the last id made, seconds or hours before, and a transaction
+-- 0.5 s old showed a lag of that age. One source: the install script takes it through the
+-- module src/horizon/published.rs, the 0.5.0 -> 0.6.0 update includes it (CREATE OR REPLACE
+-- keeps the view's OID, grants and comment; `since` is a column added at the end).
+CREATE OR REPLACE VIEW hlculid.hlculid_horizon_holders AS
+SELECT h.pid,
+       a.xact_start,
+       a.state,
+       h.transaction AS prepared_xid,
+       p.gid,
+       h.holds_at,
+       pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) COALESCE(h.since, p.prepared) AS lag,
+       COALESCE(h.since, p.prepared) AS since
+FROM pg_catalog.hlculid_horizon_holds_since() h
+LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid OPERATOR(pg_catalog.=) h.pid
+LEFT JOIN pg_catalog.pg_prepared_xacts p
+       ON p.transaction::pg_catalog.text OPERATOR(pg_catalog.=) h.transaction::pg_catalog.text;
+
+COMMENT ON VIEW hlculid.hlculid_horizon_holders IS 'what holds this server''s horizon back: sessions and prepared transactions, since when (their first id), how long (lag)';
+COMMENT ON FUNCTION hlculid_horizon_holds_since() IS 'hlculid_horizon_holds() with since: when each holder''s transaction made its first id (NULL for a prepared transaction reloaded at a start)';
+-- As hlculid_horizon_holds() (horizon_grants.sql): other sessions' pids and xids, for pg_monitor.
+REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds_since() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION hlculid_horizon_holds_since() TO pg_monitor;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_readers
+--   hlculid_horizon_holders
+
+-- Who may see what holds the horizon back (0.5.0): hlculid_horizon_holds() shows other sessions'
+-- pids and prepared transactions' xids with the ids they may have made, so, as pg_buffercache
+-- does, it is revoked from PUBLIC and granted to pg_monitor (which the holders view needs too:
+-- a view's functions run with the caller's rights). One source: the install script takes it
+-- through src/horizon/published.rs, the 0.4.0 -> 0.5.0 upgrade script includes it. docs/security.md has
+-- the grant sets for readers and publishers.
+REVOKE EXECUTE ON FUNCTION hlculid_horizon_holds() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION hlculid_horizon_holds() TO pg_monitor;
+GRANT SELECT ON hlculid.hlculid_horizon_holders TO pg_monitor;
+-- Who may write hlculid.hlculid_horizons (0.5.0): no one but through hlculid_advance_horizon, a
+-- SECURITY DEFINER function that keeps a row within hlculid.max_clock_skew of the clock and never
+-- lowers it. A role with UPDATE on the table could set a row to the largest id and freeze every
+-- watermark through it for good. No role but the table's owner keeps INSERT, UPDATE, DELETE or
+-- TRUNCATE on it, PUBLIC included, whatever granted them (a default privilege, or 0.4.0's
+-- docs/security.md, which told publishers to take INSERT and UPDATE); the function is granted to
+-- the publishing roles (docs/security.md), and to no one by default.
+REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM PUBLIC;
+DO $writers$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN
+        SELECT DISTINCT a.grantee
+        FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) a
+        WHERE c.oid OPERATOR(pg_catalog.=) 'hlculid.hlculid_horizons'::pg_catalog.regclass
+          AND a.grantee OPERATOR(pg_catalog.<>) c.relowner
+          AND a.grantee OPERATOR(pg_catalog.<>) 0::pg_catalog.oid
+          AND a.privilege_type OPERATOR(pg_catalog.=) ANY
+              (ARRAY['INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']::pg_catalog.text[])
+    LOOP
+        EXECUTE pg_catalog.format('REVOKE INSERT, UPDATE, DELETE, TRUNCATE ON hlculid.hlculid_horizons FROM %I CASCADE',
+                                  pg_catalog.pg_get_userbyid(r.grantee));
+    END LOOP;
+END
+$writers$;
+REVOKE EXECUTE ON FUNCTION hlculid_advance_horizon(int4, pg_catalog.hlculid) FROM PUBLIC;
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -2949,6 +3013,10 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = pg_catalog.format('Pass a row of its table: hlculid_consume(%L, NULL::%s).', $1, c.relation);
     END IF;
+    -- the table locked and its id column checked before any read of it (the ninth review: the
+    -- retries' read came first, and a column changed by the table's owner to a type of hers
+    -- ran her cast as the caller); the read below checks it again, under the same lock
+    PERFORM pg_catalog.hlculid_read_checks(c.relation, c.id_column, false);
     -- retries given out by another transaction, which committed without scheduling them again:
     -- their handling succeeded
     DELETE FROM hlculid.hlculid_consumer_retries r

@@ -27,14 +27,103 @@
 --   that called it) goes on with its own path. The extension's own objects are
 --   schema-qualified (`pg_catalog`, the extension's schema) and the declared types are pg_catalog's.
 
+-- The table as every part of a backfill needs it, checked under the lock each batch takes (0.6.0,
+-- the ninth review: checked once at the start, the table's owner could change the id column's
+-- type between batches to one of hers with a cast, and the next batch's queries, run as the
+-- caller, called it): locked (SHARE UPDATE EXCLUSIVE, which ALTER TABLE waits for; its schema's
+-- name pinned first, src/base/schema_pin.rs), a table, no foreign table among its partitions or
+-- children (read through the caller's user mapping), not Citus', the id column an hlculid, the
+-- time column timestamptz or timestamp: its type returned, and with `ts_type_was` (the run's),
+-- the same as before.
+CREATE OR REPLACE FUNCTION hlculid_backfill_check(tbl regclass, id_column name, ts_column name,
+                                                  ts_type_was regtype DEFAULT NULL)
+RETURNS regtype
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    kind pg_catalog."char";
+    id_type pg_catalog.oid;
+    ts_type pg_catalog.oid;
+BEGIN
+    IF tbl IS NULL OR id_column IS NULL OR ts_column IS NULL THEN
+        RAISE EXCEPTION 'hlculid_backfill_check needs a table, an id column and a time column'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = tbl;
+    IF kind IS NULL OR kind NOT IN ('r', 'p') THEN
+        RAISE EXCEPTION '"%" is not a table', tbl::text
+            USING ERRCODE = 'wrong_object_type';
+    END IF;
+    PERFORM pg_catalog.hlculid_pin_schema(tbl::pg_catalog.oid);
+    EXECUTE format('LOCK TABLE %s IN SHARE UPDATE EXCLUSIVE MODE', tbl);
+    -- a utility statement, which the parse check does not see: the lock must be the table's
+    -- (dropped and another relation made under its name since the last batch, the name could
+    -- give another relation)
+    IF NOT EXISTS (SELECT FROM pg_catalog.pg_locks l
+                   WHERE l.locktype = 'relation' AND l.relation = tbl::pg_catalog.oid
+                     AND l.pid = pg_catalog.pg_backend_pid() AND l.granted
+                     AND l.mode = 'ShareUpdateExclusiveLock') THEN
+        RAISE EXCEPTION 'the table to backfill is no longer the relation its name gives'
+            USING ERRCODE = 'undefined_table',
+                  DETAIL = 'Its name now gives another relation: the table''s schema was renamed, and another relation put in its place.',
+                  HINT = 'Run it again: the name is taken anew from the table.';
+    END IF;
+    -- The rows are listed and counted as the caller (only each batch's UPDATE runs as the owner):
+    -- a foreign table among the partitions or children would be read through the caller's user
+    -- mapping (0.5.0: refused).
+    IF EXISTS (WITH RECURSIVE tree(r) AS (
+                   SELECT tbl::pg_catalog.oid
+                   UNION ALL
+                   SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree ON i.inhparent = tree.r)
+               SELECT FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.r WHERE c.relkind = 'f') THEN
+        RAISE EXCEPTION 'hlculid_backfill cannot convert table "%", which has a foreign table among its partitions or children', tbl::text
+            USING ERRCODE = 'wrong_object_type',
+                  HINT = 'Backfill the foreign table''s rows where they are stored.';
+    END IF;
+    -- Rows are found again by (tableoid, ctid), which repeat across a Citus table's shards and
+    -- nodes: such a table would get one id for rows of different shards (0.5.0: refused).
+    IF pg_catalog.hlculid_citus_table(tbl) THEN
+        RAISE EXCEPTION 'hlculid_backfill cannot convert table "%", which Citus manages', tbl::text
+            USING ERRCODE = 'feature_not_supported',
+                  HINT = 'Backfill the table before create_distributed_table() or create_reference_table(), or after undistribute_table().';
+    END IF;
+    SELECT a.atttypid INTO id_type FROM pg_attribute a
+    WHERE a.attrelid = tbl AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation "%" does not exist', id_column, tbl::text
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF id_type <> 'pg_catalog.hlculid'::regtype THEN
+        RAISE EXCEPTION 'column "%" of table "%" is of type %, not hlculid', id_column, tbl::text, format_type(id_type, NULL)
+            USING ERRCODE = 'datatype_mismatch';
+    END IF;
+    SELECT a.atttypid INTO ts_type FROM pg_attribute a
+    WHERE a.attrelid = tbl AND a.attname = ts_column AND a.attnum > 0 AND NOT a.attisdropped;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'column "%" of relation "%" does not exist', ts_column, tbl::text
+            USING ERRCODE = 'undefined_column';
+    END IF;
+    IF ts_type NOT IN ('timestamptz'::regtype, 'timestamp'::regtype) THEN
+        RAISE EXCEPTION 'column "%" of table "%" is of type %, not timestamptz or timestamp', ts_column, tbl::text, format_type(ts_type, NULL)
+            USING ERRCODE = 'datatype_mismatch',
+                  HINT = 'Add a timestamptz column computed from it, and backfill from that.';
+    END IF;
+    IF ts_type_was IS NOT NULL AND ts_type <> ts_type_was THEN
+        RAISE EXCEPTION 'column "%" of table "%" changed its type during hlculid_backfill', ts_column, tbl::text
+            USING ERRCODE = 'datatype_mismatch',
+                  HINT = 'Run it again: the rows filled so far keep their ids.';
+    END IF;
+    RETURN ts_type;
+END
+$fn$;
+
 CREATE OR REPLACE PROCEDURE hlculid_backfill(tbl regclass, id_column name, ts_column name,
     publisher int4, batch_size int4 DEFAULT 10000)
 LANGUAGE plpgsql
 AS $fn$
 DECLARE
     caller_path pg_catalog.text;
-    kind pg_catalog."char";
-    id_type pg_catalog.oid;
     ts_type pg_catalog.oid;
     id_num pg_catalog.int2;
     valid pg_catalog.text;
@@ -78,51 +167,18 @@ BEGIN
                  ELSE 'batch_size' END
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    SELECT c.relkind INTO kind FROM pg_class c WHERE c.oid = tbl;
-    IF kind IS NULL OR kind NOT IN ('r', 'p') THEN
-        RAISE EXCEPTION '"%" is not a table', tbl::text
-            USING ERRCODE = 'wrong_object_type';
-    END IF;
-    -- The rows are listed and counted as the caller (only each batch's UPDATE runs as the owner):
-    -- a foreign table among the partitions or children would be read through the caller's user
-    -- mapping (0.5.0: refused).
-    IF EXISTS (WITH RECURSIVE tree(r) AS (
-                   SELECT tbl::pg_catalog.oid
-                   UNION ALL
-                   SELECT i.inhrelid FROM pg_catalog.pg_inherits i JOIN tree ON i.inhparent = tree.r)
-               SELECT FROM tree JOIN pg_catalog.pg_class c ON c.oid = tree.r WHERE c.relkind = 'f') THEN
-        RAISE EXCEPTION 'hlculid_backfill cannot convert table "%", which has a foreign table among its partitions or children', tbl::text
-            USING ERRCODE = 'wrong_object_type',
-                  HINT = 'Backfill the foreign table''s rows where they are stored.';
-    END IF;
-    -- Rows are found again by (tableoid, ctid), which repeat across a Citus table's shards and
-    -- nodes: such a table would get one id for rows of different shards (0.5.0: refused).
-    IF pg_catalog.hlculid_citus_table(tbl) THEN
-        RAISE EXCEPTION 'hlculid_backfill cannot convert table "%", which Citus manages', tbl::text
+    -- the read committed rule of the readers: each statement's snapshot is taken after the
+    -- last lock, so the checks under it read the table as it is (REPEATABLE READ, which a
+    -- database's owner may make the default, would read it as the run began)
+    IF pg_catalog.current_setting('transaction_isolation') IN ('repeatable read', 'serializable') THEN
+        RAISE EXCEPTION 'hlculid_backfill cannot run in a REPEATABLE READ or SERIALIZABLE transaction'
             USING ERRCODE = 'feature_not_supported',
-                  HINT = 'Backfill the table before create_distributed_table() or create_reference_table(), or after undistribute_table().';
+                  DETAIL = 'Its checks under each batch''s lock must read the table as it is then, not as one snapshot taken before.',
+                  HINT = 'Run it at READ COMMITTED: SET default_transaction_isolation = ''read committed'' before CALL.';
     END IF;
-    SELECT a.atttypid, a.attnum INTO id_type, id_num FROM pg_attribute a
+    ts_type := pg_catalog.hlculid_backfill_check(tbl, id_column, ts_column);
+    SELECT a.attnum INTO id_num FROM pg_attribute a
     WHERE a.attrelid = tbl AND a.attname = id_column AND a.attnum > 0 AND NOT a.attisdropped;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'column "%" of relation "%" does not exist', id_column, tbl::text
-            USING ERRCODE = 'undefined_column';
-    END IF;
-    IF id_type <> 'pg_catalog.hlculid'::regtype THEN
-        RAISE EXCEPTION 'column "%" of table "%" is of type %, not hlculid', id_column, tbl::text, format_type(id_type, NULL)
-            USING ERRCODE = 'datatype_mismatch';
-    END IF;
-    SELECT a.atttypid INTO ts_type FROM pg_attribute a
-    WHERE a.attrelid = tbl AND a.attname = ts_column AND a.attnum > 0 AND NOT a.attisdropped;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'column "%" of relation "%" does not exist', ts_column, tbl::text
-            USING ERRCODE = 'undefined_column';
-    END IF;
-    IF ts_type NOT IN ('timestamptz'::regtype, 'timestamp'::regtype) THEN
-        RAISE EXCEPTION 'column "%" of table "%" is of type %, not timestamptz or timestamp', ts_column, tbl::text, format_type(ts_type, NULL)
-            USING ERRCODE = 'datatype_mismatch',
-                  HINT = 'Add a timestamptz column computed from it, and backfill from that.';
-    END IF;
     IF publisher NOT BETWEEN 0 AND 65535 THEN
         RAISE EXCEPTION 'hlculid publisher % is out of range', publisher
             USING ERRCODE = 'numeric_value_out_of_range',
@@ -207,7 +263,9 @@ BEGIN
         pass_filled := 0;
         n := 0;
         -- the rows in order, `more` false on the last; the cursor is kept (materialised) at
-        -- the first COMMIT, so the order is the one of this pass's snapshot
+        -- the first COMMIT, so the order is the one of this pass's snapshot; the table locked and
+        -- checked again first (its columns' types could have changed since the last batch)
+        PERFORM pg_catalog.hlculid_backfill_check(tbl, id_column, ts_column, ts_type::pg_catalog.regtype);
         PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
         q := format(
             'SELECT t.tableoid AS r, t.ctid AS c, %1$s AS ts, lead(true, 1, false) OVER w AS more
@@ -222,22 +280,9 @@ BEGIN
             tsv[n] := b.ts;
             CONTINUE WHEN n < batch_size AND b.more;
 
-            -- the name as it is now, and its schema's name kept until the batch commits
-            -- (src/base/schema_pin.rs): the lock then takes the table and its partitions
-            PERFORM pg_catalog.hlculid_pin_schema(tbl::pg_catalog.oid);
-            EXECUTE format('LOCK TABLE %s IN SHARE UPDATE EXCLUSIVE MODE', tbl);
-            -- a utility statement, which the parse check does not see: the lock must be the
-            -- table's (dropped and another relation made under its name since the last batch,
-            -- the name could give another relation)
-            IF NOT EXISTS (SELECT FROM pg_catalog.pg_locks l
-                           WHERE l.locktype = 'relation' AND l.relation = tbl::pg_catalog.oid
-                             AND l.pid = pg_catalog.pg_backend_pid() AND l.granted
-                             AND l.mode = 'ShareUpdateExclusiveLock') THEN
-                RAISE EXCEPTION 'the table to backfill is no longer the relation its name gives'
-                    USING ERRCODE = 'undefined_table',
-                          DETAIL = 'Its name now gives another relation: the table''s schema was renamed, and another relation put in its place.',
-                          HINT = 'Run it again: the name is taken anew from the table.';
-            END IF;
+            -- the table locked (its schema's name pinned) until the batch commits, and checked
+            -- under the lock: its columns' types cannot change before the batch's queries run
+            PERFORM pg_catalog.hlculid_backfill_check(tbl, id_column, ts_column, ts_type::pg_catalog.regtype);
             -- the ids, from the extension's clock rule (hlculid_backfill_ids), above the ones
             -- this publisher holds in each millisecond they land in: known for the batch's span
             -- first, and again up to where the ids end whenever a full counter carried them
@@ -279,6 +324,7 @@ BEGIN
     END LOOP;
     RAISE NOTICE 'hlculid_backfill filled % rows of table "%" in % batches', total, tbl::text, batches;
     IF pass_filled < pass_found THEN
+        PERFORM pg_catalog.hlculid_backfill_check(tbl, id_column, ts_column, ts_type::pg_catalog.regtype);
         PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
         q := format('SELECT count(*) FROM %s t WHERE t.%I IS NULL AND %s', tbl, id_column, valid);
         PERFORM pg_catalog.hlculid_expect_reads(tbl::pg_catalog.oid, q);
@@ -293,6 +339,7 @@ BEGIN
 END
 $fn$;
 
+COMMENT ON FUNCTION hlculid_backfill_check(regclass, name, name, regtype) IS 'the table as every part of hlculid_backfill needs it, checked under the lock a batch takes (SHARE UPDATE EXCLUSIVE, its schema pinned): a table, no foreign child, not Citus'', the id column an hlculid, the time column timestamptz or timestamp (its type returned; with the run''s, unchanged)';
 COMMENT ON FUNCTION hlculid_backfill_ids(timestamptz[], integer, hlculid[]) IS 'the ids of one batch of a backfill: for times in ascending order, increasing, each in its time''s millisecond (unless a full counter carried), of the given publisher, above the given ids of that publisher in each millisecond';
 
 CREATE OR REPLACE FUNCTION hlculid_backfill_update(tbl regclass, id_column text, tableoids oid[],

@@ -283,6 +283,10 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = pg_catalog.format('Pass a row of its table: hlculid_consume(%L, NULL::%s).', $1, c.relation);
     END IF;
+    -- the table locked and its id column checked before any read of it (the ninth review: the
+    -- retries' read came first, and a column changed by the table's owner to a type of hers
+    -- ran her cast as the caller); the read below checks it again, under the same lock
+    PERFORM pg_catalog.hlculid_read_checks(c.relation, c.id_column, false);
     -- retries given out by another transaction, which committed without scheduling them again:
     -- their handling succeeded
     DELETE FROM hlculid.hlculid_consumer_retries r

@@ -280,9 +280,9 @@ BEGIN
     -- pin left them: a query of pg_namespace would read this transaction's snapshot, which under
     -- REPEATABLE READ (a database's owner may make it the default) predates the pin and can
     -- give the schema's old name, another schema's by now (the eighth review)
-    nsp := (pg_catalog.pg_identify_object('pg_catalog.pg_class'::pg_catalog.regclass, parent, 0)).schema;
-    rel := (SELECT p.part FROM pg_catalog.unnest(pg_catalog.parse_ident(parent::pg_catalog.text)) WITH ORDINALITY p(part, i)
-            ORDER BY p.i DESC LIMIT 1);
+    -- (pg_identify_object's schema comes quoted: "Sales" named another schema, the ninth review)
+    SELECT a.object_names[1], a.object_names[2] INTO nsp, rel
+    FROM pg_catalog.pg_identify_object_as_address('pg_catalog.pg_class'::pg_catalog.regclass, parent, 0) a;
     SELECT a.attname INTO key FROM pg_partitioned_table p
     JOIN pg_attribute a ON a.attrelid = p.partrelid AND a.attnum = p.partattrs[0]
     WHERE p.partrelid = parent;

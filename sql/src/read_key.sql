@@ -46,6 +46,8 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'max_rows is 1 or more.';
     END IF;
+    -- locked before its columns are checked, as hlculid_read_checks does (src/base/read_guard.rs)
+    PERFORM pg_catalog.hlculid_read_lock(rel::pg_catalog.oid);
     SELECT a.attnum, a.atttypid INTO key_num, key_type FROM pg_catalog.pg_attribute a
     WHERE a.attrelid = rel AND a.attname = $2 AND a.attnum > 0 AND NOT a.attisdropped;
     IF key_num IS NULL THEN

@@ -101,6 +101,9 @@ BEGIN
         RAISE EXCEPTION 'relation with OID % does not exist', rel::pg_catalog.oid
             USING ERRCODE = 'undefined_table';
     END IF;
+    -- the table locked as its read locks it, before its columns are checked: until the
+    -- transaction ends, its owner cannot change them (src/base/read_guard.rs)
+    PERFORM pg_catalog.hlculid_read_lock(rel::pg_catalog.oid);
     SELECT a.atttypid::regtype, a.attnum INTO col_type, col_num FROM pg_catalog.pg_attribute a
     WHERE a.attrelid = rel AND a.attname = $2 AND a.attnum > 0 AND NOT a.attisdropped;
     IF col_type IS NULL THEN
@@ -240,6 +243,7 @@ END
 $fn$;
 
 COMMENT ON FUNCTION hlculid_watermark(int4[]) IS 'smallest horizon of the publishers (NULL: all rows and this server''s own): below it the datastore has every event it will get from them; NULL while one has no row or a table is still synchronising';
+COMMENT ON FUNCTION hlculid_read_lock(pg_catalog.oid) IS 'ACCESS SHARE on the table until the transaction ends (the lock its read takes), for a role that may read it or a column of it: the readers take it before checking the table''s columns, so that its owner cannot change them before the read';
 COMMENT ON FUNCTION hlculid_read_checks(regclass, name, boolean) IS 'the checks of every read of a table by its hlculid column (the column, its type, its own unique index, no inheritance child) and, with privileges, that the caller may read every column: the readers and hlculid_consumer_create call it';
 COMMENT ON FUNCTION hlculid_read_below(anyelement, hlculid, hlculid, int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below a bound taken before the call (a horizon, a watermark), read by index with a later snapshot';
 COMMENT ON FUNCTION hlculid_read(anyelement, hlculid, int4, name) IS 'the next rows after an id of a table keyed on an hlculid, below the horizon: a cursor reader that never misses a row';

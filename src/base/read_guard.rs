@@ -44,6 +44,46 @@ fn hlculid_expect_reads(rel: Option<pg_sys::Oid>, query: Option<&str>) {
     }
 }
 
+/// SQL `hlculid_read_lock(rel)`: ACCESS SHARE on the table until the transaction ends, the lock
+/// its read takes, taken before the reader checks the table's columns (0.6.0, the ninth review):
+/// checked first and locked only when the read's query was parsed, the table's owner could
+/// change the id column's type in between to one of hers with a cast, which the read then
+/// called as the reader. ALTER TABLE waits for this lock. For a role that may read the table or
+/// a column of it (which may hold the same lock by reading); then whether it still exists.
+#[pg_extern(volatile, parallel_unsafe)]
+fn hlculid_read_lock(rel: pg_sys::Oid) {
+    // SAFETY: ACL checks of a relation by OID (one that names none is PostgreSQL's own 42P01),
+    // then a lock by OID, as the parser's own; the relkind read from the catalog cache after it.
+    unsafe {
+        let user = pg_sys::GetUserId();
+        let select = pg_sys::ACL_SELECT as pg_sys::AclMode;
+        let allowed = pg_sys::pg_class_aclcheck(rel, user, select)
+            == pg_sys::AclResult::ACLCHECK_OK
+            || pg_sys::pg_attribute_aclcheck_all(
+                rel,
+                user,
+                select,
+                pg_sys::AclMaskHow::ACLMASK_ANY,
+            ) == pg_sys::AclResult::ACLCHECK_OK;
+        if !allowed {
+            let name = std::ffi::CStr::from_ptr(pg_sys::get_rel_name(rel));
+            UserError::new(
+                Condition::NotTableOwner,
+                format!("permission denied for table {}", name.to_string_lossy()),
+            )
+            .raise()
+        }
+        pg_sys::LockRelationOid(rel, pg_sys::AccessShareLock as _);
+        if pg_sys::get_rel_relkind(rel) == 0 {
+            UserError::new(
+                Condition::UndefinedTable,
+                format!("relation with OID {} does not exist", u32::from(rel)),
+            )
+            .raise()
+        }
+    }
+}
+
 /// Arms the check for `query` (the waits' re-checks, built in Rust, as the readers' SQL does).
 pub fn arm(relation: pg_sys::Oid, query: CString) {
     install();

@@ -87,8 +87,9 @@ fn hlculid_pin_schema(tbl: pg_sys::Oid) {
             // let go of its locks, which it does after sending them (the seventh review)
             let mut free = false;
             let tuple = pg_sys::ExecFetchSlotHeapTuple(slot, false, &mut free);
-            // raw: a row frozen since keeps its xmin, which the frozen mark would hide
-            let xmin = pg_sys::submodules::htup::HeapTupleHeaderGetRawXmin((*tuple).t_data);
+            // a frozen row's is no transaction to wait for (its raw xmin may be 2^31 old,
+            // whose status is gone: the ninth review)
+            let xmin = pg_sys::submodules::htup::HeapTupleHeaderGetXmin((*tuple).t_data);
             if pg_sys::TransactionIdIsNormal(xmin)
                 && !pg_sys::TransactionIdIsCurrentTransactionId(xmin)
             {

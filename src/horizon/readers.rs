@@ -13,6 +13,7 @@ extension_sql_file!(
     requires = [
         "hlculid_horizons",
         read_committed::hlculid_require_read_committed,
-        base::read_guard::hlculid_expect_reads
+        base::read_guard::hlculid_expect_reads,
+        base::read_guard::hlculid_read_lock
     ],
 );

@@ -78,6 +78,7 @@ extension_sql_file!(
     requires = [
         "hlculid_type",
         hlculid_backfill_ids,
-        base::read_guard::hlculid_expect_reads
+        base::read_guard::hlculid_expect_reads,
+        base::schema_pin::hlculid_pin_schema
     ],
 );
