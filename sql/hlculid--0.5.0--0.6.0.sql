@@ -1251,13 +1251,14 @@ COMMENT ON FUNCTION hlculid_read_key(anyelement, name, anycompatible, hlculid, i
 -- The table as every part of a backfill needs it, checked under the lock each batch takes (0.6.0,
 -- the ninth review: checked once at the start, the table's owner could change the id column's
 -- type between batches to one of hers with a cast, and the next batch's queries, run as the
--- caller, called it): locked (SHARE UPDATE EXCLUSIVE, which ALTER TABLE waits for; its schema's
--- name pinned first, src/base/schema_pin.rs), a table, no foreign table among its partitions or
+-- caller, called it): locked, so that ALTER TABLE waits until the transaction ends (for a batch
+-- SHARE UPDATE EXCLUSIVE, which serialises batches, its schema's name pinned first,
+-- src/base/schema_pin.rs; else ACCESS SHARE, as a read), a table, no foreign table among its partitions or
 -- children (read through the caller's user mapping), not Citus', the id column an hlculid, the
 -- time column timestamptz or timestamp: its type returned, and with `ts_type_was` (the run's),
 -- the same as before.
 CREATE OR REPLACE FUNCTION hlculid_backfill_check(tbl regclass, id_column name, ts_column name,
-                                                  ts_type_was regtype DEFAULT NULL)
+                                                  ts_type_was regtype DEFAULT NULL, batch boolean DEFAULT false)
 RETURNS regtype
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -1276,12 +1277,15 @@ BEGIN
         RAISE EXCEPTION '"%" is not a table', tbl::text
             USING ERRCODE = 'wrong_object_type';
     END IF;
-    PERFORM pg_catalog.hlculid_pin_schema(tbl::pg_catalog.oid);
-    EXECUTE format('LOCK TABLE %s IN SHARE UPDATE EXCLUSIVE MODE', tbl);
+    PERFORM pg_catalog.hlculid_read_lock(tbl::pg_catalog.oid);
+    IF batch THEN
+        PERFORM pg_catalog.hlculid_pin_schema(tbl::pg_catalog.oid);
+        EXECUTE format('LOCK TABLE %s IN SHARE UPDATE EXCLUSIVE MODE', tbl);
+    END IF;
     -- a utility statement, which the parse check does not see: the lock must be the table's
     -- (dropped and another relation made under its name since the last batch, the name could
     -- give another relation)
-    IF NOT EXISTS (SELECT FROM pg_catalog.pg_locks l
+    IF batch AND NOT EXISTS (SELECT FROM pg_catalog.pg_locks l
                    WHERE l.locktype = 'relation' AND l.relation = tbl::pg_catalog.oid
                      AND l.pid = pg_catalog.pg_backend_pid() AND l.granted
                      AND l.mode = 'ShareUpdateExclusiveLock') THEN
@@ -1484,8 +1488,9 @@ BEGIN
         pass_filled := 0;
         n := 0;
         -- the rows in order, `more` false on the last; the cursor is kept (materialised) at
-        -- the first COMMIT, so the order is the one of this pass's snapshot; the table locked and
-        -- checked again first (its columns' types could have changed since the last batch)
+        -- the first COMMIT, so the order is the one of this pass's snapshot; the table locked as
+        -- a read locks it and checked again first (its columns' types could have changed since
+        -- the last batch)
         PERFORM pg_catalog.hlculid_backfill_check(tbl, id_column, ts_column, ts_type::pg_catalog.regtype);
         PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
         q := format(
@@ -1503,7 +1508,7 @@ BEGIN
 
             -- the table locked (its schema's name pinned) until the batch commits, and checked
             -- under the lock: its columns' types cannot change before the batch's queries run
-            PERFORM pg_catalog.hlculid_backfill_check(tbl, id_column, ts_column, ts_type::pg_catalog.regtype);
+            PERFORM pg_catalog.hlculid_backfill_check(tbl, id_column, ts_column, ts_type::pg_catalog.regtype, true);
             -- the ids, from the extension's clock rule (hlculid_backfill_ids), above the ones
             -- this publisher holds in each millisecond they land in: known for the batch's span
             -- first, and again up to where the ids end whenever a full counter carried them
@@ -1560,7 +1565,7 @@ BEGIN
 END
 $fn$;
 
-COMMENT ON FUNCTION hlculid_backfill_check(regclass, name, name, regtype) IS 'the table as every part of hlculid_backfill needs it, checked under the lock a batch takes (SHARE UPDATE EXCLUSIVE, its schema pinned): a table, no foreign child, not Citus'', the id column an hlculid, the time column timestamptz or timestamp (its type returned; with the run''s, unchanged)';
+COMMENT ON FUNCTION hlculid_backfill_check(regclass, name, name, regtype, boolean) IS 'the table as every part of hlculid_backfill needs it, checked under a lock ALTER TABLE waits for (for a batch SHARE UPDATE EXCLUSIVE, its schema pinned; else ACCESS SHARE): a table, no foreign child, not Citus'', the id column an hlculid, the time column timestamptz or timestamp (its type returned; with the run''s, unchanged)';
 COMMENT ON FUNCTION hlculid_backfill_ids(timestamptz[], integer, hlculid[]) IS 'the ids of one batch of a backfill: for times in ascending order, increasing, each in its time''s millisecond (unless a full counter carried), of the given publisher, above the given ids of that publisher in each millisecond';
 
 CREATE OR REPLACE FUNCTION hlculid_backfill_update(tbl regclass, id_column text, tableoids oid[],

@@ -12,16 +12,6 @@ CREATE TYPE hlculid; -- shell, completed below once its I/O functions exist
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- requires:
---   hlculid_shell
-
-
-CREATE FUNCTION hlculid_out(v hlculid) RETURNS cstring
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_out_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 
 CREATE FUNCTION hlculid_bigint_decode(id bigint,
     OUT ts timestamptz, OUT counter int4, OUT publisher int4)
@@ -31,11 +21,13 @@ LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_bigint_decode_fast';
 /* </end connected objects> */
 
 /* <begin connected objects> */
+-- requires:
+--   hlculid_shell
 
-CREATE  FUNCTION "hlculid_generate_bigint"() RETURNS bigint /* i64 */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_wrapper';
+
+CREATE FUNCTION hlculid_out(v hlculid) RETURNS cstring
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_out_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -49,6 +41,14 @@ CREATE FUNCTION hlculid_recv("internal" internal) RETURNS hlculid
 CREATE FUNCTION hlculid_send(v hlculid) RETURNS bytea
     IMMUTABLE STRICT PARALLEL SAFE
     LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_send_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+
+CREATE  FUNCTION "hlculid_generate_bigint"() RETURNS bigint /* i64 */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_bigint_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -249,9 +249,29 @@ CREATE FUNCTION hlculid_to_ulid(v hlculid) RETURNS text
 --   hlculid_type
 
 
+CREATE FUNCTION hlculid_generate() RETURNS hlculid
+    STRICT VOLATILE PARALLEL RESTRICTED
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
 CREATE FUNCTION hlculid_generate_n(n int4) RETURNS hlculid[]
     STRICT VOLATILE PARALLEL RESTRICTED
     LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_n';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+
+
+CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
+    IMMUTABLE STRICT PARALLEL SAFE
+    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_from_uuid_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -313,134 +333,19 @@ LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_cmp_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_from_uuid(u uuid) RETURNS hlculid
-    IMMUTABLE STRICT PARALLEL SAFE
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_from_uuid_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
-
-
-CREATE FUNCTION hlculid_generate() RETURNS hlculid
-    STRICT VOLATILE PARALLEL RESTRICTED
-    LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_generate_fast';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_cluster_horizon"(
-	"max_wait" interval DEFAULT '10 s' /* Option < Interval > */
-) RETURNS hlculid /* Option < Hlculid > */
-VOLATILE PARALLEL UNSAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_cluster_horizon_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_counter"(
-	"id" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bytea"(
-	"b" bytea /* & [u8] */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_at"(
-	"ts" timestamp with time zone /* TimestampWithTimeZone */
-) RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_clock_recover"(
-	"floor" hlculid, /* Option < Hlculid > */
-	"allow_future" bool /* Option < bool > */
-) RETURNS timestamp with time zone /* TimestampWithTimeZone */
-VOLATILE PARALLEL UNSAFE 
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_uuidv7"(
-	"u" uuid /* pgrx :: Uuid */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash_extended"(
-	"v" hlculid, /* Hlculid */
-	"seed" bigint /* i64 */
-) RETURNS bigint /* i64 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
 -- Skipped due to `#[pgrx(sql = false)]`
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_eq_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_eq_uuid_wrapper';
-
-CREATE OPERATOR = (
-	PROCEDURE="hlculid_eq_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = =,
-	NEGATOR = <>,
-	RESTRICT = eqsel,
-	JOIN = eqjoinsel
-);
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_backfill_ids"(
-	"ts" timestamp with time zone[], /* Array < '_, TimestampWithTimeZone > */
+CREATE  FUNCTION "hlculid_from_parts"(
+	"ts" timestamp with time zone, /* TimestampWithTimeZone */
+	"counter" INT, /* i32 */
 	"publisher" INT, /* i32 */
-	"held" hlculid[] DEFAULT '{}' /* Array < '_, Hlculid > */
-) RETURNS SETOF hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL SAFE
+	"random" bigint /* i64 */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_backfill_ids_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- Skipped due to `#[pgrx(sql = false)]`
+AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -464,6 +369,87 @@ CREATE OPERATOR >= (
 /* </end connected objects> */
 
 /* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_uuidv7"(
+	"u" uuid /* pgrx :: Uuid */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_uuidv7_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_from_bytea"(
+	"b" bytea /* & [u8] */
+) RETURNS hlculid /* Hlculid */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_from_bytea_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_eq_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_eq_uuid_wrapper';
+
+CREATE OPERATOR = (
+	PROCEDURE="hlculid_eq_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = =,
+	NEGATOR = <>,
+	RESTRICT = eqsel,
+	JOIN = eqjoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_generate_at"(
+	"ts" timestamp with time zone /* TimestampWithTimeZone */
+) RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_at_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_gt_uuid"(
+	"a" hlculid, /* Hlculid */
+	"b" uuid /* Uuid */
+) RETURNS bool /* bool */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_gt_uuid_wrapper';
+
+CREATE OPERATOR > (
+	PROCEDURE="hlculid_gt_uuid",
+	LEFTARG=hlculid, /* Hlculid */
+	RIGHTARG=uuid, /* Uuid */
+	COMMUTATOR = <,
+	NEGATOR = <=,
+	RESTRICT = scalargtsel,
+	JOIN = scalargtjoinsel
+);
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
 	"pid" INT,  /* Option < i32 > */
 	"transaction" bigint,  /* Option < i64 > */
@@ -472,34 +458,6 @@ CREATE  FUNCTION "hlculid_horizon_holds"() RETURNS TABLE (
 STRICT VOLATILE PARALLEL RESTRICTED
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_hash"(
-	"v" hlculid /* Hlculid */
-) RETURNS INT /* i32 */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_parts"(
-	"ts" timestamp with time zone, /* TimestampWithTimeZone */
-	"counter" INT, /* i32 */
-	"publisher" INT, /* i32 */
-	"random" bigint /* i64 */
-) RETURNS hlculid /* Hlculid */
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_parts_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
-CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
-LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -515,10 +473,13 @@ AS 'MODULE_PATHNAME', 'hlculid_horizon_holds_since_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_horizon_catch_up"() RETURNS hlculid /* Hlculid */
-STRICT VOLATILE PARALLEL RESTRICTED
+CREATE  FUNCTION "hlculid_clock_recover"(
+	"floor" hlculid, /* Option < Hlculid > */
+	"allow_future" bool /* Option < bool > */
+) RETURNS timestamp with time zone /* TimestampWithTimeZone */
+VOLATILE PARALLEL UNSAFE 
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_clock_recover_allowing_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -526,12 +487,12 @@ AS 'MODULE_PATHNAME', 'hlculid_horizon_catch_up_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_from_bigint"(
-	"id" bigint /* i64 */
-) RETURNS hlculid /* Hlculid */
+CREATE  FUNCTION "hlculid_counter"(
+	"id" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_counter_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -554,23 +515,62 @@ REVOKE ALL ON FUNCTION hlculid_clock_recover(hlculid, boolean) FROM PUBLIC;
 /* </end connected objects> */
 
 /* <begin connected objects> */
-CREATE  FUNCTION "hlculid_gt_uuid"(
-	"a" hlculid, /* Hlculid */
-	"b" uuid /* Uuid */
-) RETURNS bool /* bool */
+CREATE  FUNCTION "hlculid_from_bigint"(
+	"id" bigint /* i64 */
+) RETURNS hlculid /* Hlculid */
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
-AS 'MODULE_PATHNAME', 'hlculid_gt_uuid_wrapper';
+AS 'MODULE_PATHNAME', 'hlculid_from_bigint_wrapper';
+/* </end connected objects> */
 
-CREATE OPERATOR > (
-	PROCEDURE="hlculid_gt_uuid",
-	LEFTARG=hlculid, /* Hlculid */
-	RIGHTARG=uuid, /* Uuid */
-	COMMUTATOR = <,
-	NEGATOR = <=,
-	RESTRICT = scalargtsel,
-	JOIN = scalargtjoinsel
-);
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_cluster_horizon"(
+	"max_wait" interval DEFAULT '10 s' /* Option < Interval > */
+) RETURNS hlculid /* Option < Hlculid > */
+VOLATILE PARALLEL UNSAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_cluster_horizon_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_backfill_ids"(
+	"ts" timestamp with time zone[], /* Array < '_, TimestampWithTimeZone > */
+	"publisher" INT, /* i32 */
+	"held" hlculid[] DEFAULT '{}' /* Array < '_, Hlculid > */
+) RETURNS SETOF hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_backfill_ids_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- Skipped due to `#[pgrx(sql = false)]`
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_hash_extended"(
+	"v" hlculid, /* Hlculid */
+	"seed" bigint /* i64 */
+) RETURNS bigint /* i64 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_hash_extended_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_hash"(
+	"v" hlculid /* Hlculid */
+) RETURNS INT /* i32 */
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_hash_wrapper';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+CREATE  FUNCTION "hlculid_generate_tx"() RETURNS hlculid /* Hlculid */
+STRICT VOLATILE PARALLEL RESTRICTED
+LANGUAGE c /* Rust */
+AS 'MODULE_PATHNAME', 'hlculid_generate_tx_wrapper';
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -1209,13 +1209,13 @@ COMMENT ON FUNCTION hlculid_drop_partitions_as_owner(regclass, timestamptz, bool
 -- The table as every part of a backfill needs it, checked under the lock each batch takes (0.6.0,
 -- the ninth review: checked once at the start, the table's owner could change the id column's
 -- type between batches to one of hers with a cast, and the next batch's queries, run as the
--- caller, called it): locked (SHARE UPDATE EXCLUSIVE, which ALTER TABLE waits for; its schema's
--- name pinned first, src/base/schema_pin.rs), a table, no foreign table among its partitions or
+-- caller, called it): locked, so that ALTER TABLE waits until the transaction ends (for a batch
+-- SHARE UPDATE EXCLUSIVE, which serialises batches, its schema's name pinned first,
 -- children (read through the caller's user mapping), not Citus', the id column an hlculid, the
 -- time column timestamptz or timestamp: its type returned, and with `ts_type_was` (the run's),
 -- the same as before.
 CREATE OR REPLACE FUNCTION hlculid_backfill_check(tbl regclass, id_column name, ts_column name,
-                                                  ts_type_was regtype DEFAULT NULL)
+                                                  ts_type_was regtype DEFAULT NULL, batch boolean DEFAULT false)
 RETURNS regtype
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -1234,12 +1234,15 @@ BEGIN
         RAISE EXCEPTION '"%" is not a table', tbl::text
             USING ERRCODE = 'wrong_object_type';
     END IF;
-    PERFORM pg_catalog.hlculid_pin_schema(tbl::pg_catalog.oid);
-    EXECUTE format('LOCK TABLE %s IN SHARE UPDATE EXCLUSIVE MODE', tbl);
+    PERFORM pg_catalog.hlculid_read_lock(tbl::pg_catalog.oid);
+    IF batch THEN
+        PERFORM pg_catalog.hlculid_pin_schema(tbl::pg_catalog.oid);
+        EXECUTE format('LOCK TABLE %s IN SHARE UPDATE EXCLUSIVE MODE', tbl);
+    END IF;
     -- a utility statement, which the parse check does not see: the lock must be the table's
     -- (dropped and another relation made under its name since the last batch, the name could
     -- give another relation)
-    IF NOT EXISTS (SELECT FROM pg_catalog.pg_locks l
+    IF batch AND NOT EXISTS (SELECT FROM pg_catalog.pg_locks l
                    WHERE l.locktype = 'relation' AND l.relation = tbl::pg_catalog.oid
                      AND l.pid = pg_catalog.pg_backend_pid() AND l.granted
                      AND l.mode = 'ShareUpdateExclusiveLock') THEN
@@ -1442,8 +1445,9 @@ BEGIN
         pass_filled := 0;
         n := 0;
         -- the rows in order, `more` false on the last; the cursor is kept (materialised) at
-        -- the first COMMIT, so the order is the one of this pass's snapshot; the table locked and
-        -- checked again first (its columns' types could have changed since the last batch)
+        -- the first COMMIT, so the order is the one of this pass's snapshot; the table locked as
+        -- a read locks it and checked again first (its columns' types could have changed since
+        -- the last batch)
         PERFORM pg_catalog.hlculid_backfill_check(tbl, id_column, ts_column, ts_type::pg_catalog.regtype);
         PERFORM pg_catalog.hlculid_expect_reads(NULL, NULL);  -- the name as it is now
         q := format(
@@ -1461,7 +1465,7 @@ BEGIN
 
             -- the table locked (its schema's name pinned) until the batch commits, and checked
             -- under the lock: its columns' types cannot change before the batch's queries run
-            PERFORM pg_catalog.hlculid_backfill_check(tbl, id_column, ts_column, ts_type::pg_catalog.regtype);
+            PERFORM pg_catalog.hlculid_backfill_check(tbl, id_column, ts_column, ts_type::pg_catalog.regtype, true);
             -- the ids, from the extension's clock rule (hlculid_backfill_ids), above the ones
             -- this publisher holds in each millisecond they land in: known for the batch's span
             -- first, and again up to where the ids end whenever a full counter carried them
@@ -1518,7 +1522,7 @@ BEGIN
 END
 $fn$;
 
-COMMENT ON FUNCTION hlculid_backfill_check(regclass, name, name, regtype) IS 'the table as every part of hlculid_backfill needs it, checked under the lock a batch takes (SHARE UPDATE EXCLUSIVE, its schema pinned): a table, no foreign child, not Citus'', the id column an hlculid, the time column timestamptz or timestamp (its type returned; with the run''s, unchanged)';
+COMMENT ON FUNCTION hlculid_backfill_check(regclass, name, name, regtype, boolean) IS 'the table as every part of hlculid_backfill needs it, checked under a lock ALTER TABLE waits for (for a batch SHARE UPDATE EXCLUSIVE, its schema pinned; else ACCESS SHARE): a table, no foreign child, not Citus'', the id column an hlculid, the time column timestamptz or timestamp (its type returned; with the run''s, unchanged)';
 COMMENT ON FUNCTION hlculid_backfill_ids(timestamptz[], integer, hlculid[]) IS 'the ids of one batch of a backfill: for times in ascending order, increasing, each in its time''s millisecond (unless a full counter carried), of the given publisher, above the given ids of that publisher in each millisecond';
 
 CREATE OR REPLACE FUNCTION hlculid_backfill_update(tbl regclass, id_column text, tableoids oid[],
@@ -1722,25 +1726,6 @@ CREATE AGGREGATE max(hlculid) (
 /* <begin connected objects> */
 -- requires:
 --   hlculid_opclasses
---   hlculid_skipsupport
-
--- The one step of the install script that depends on the major: on PostgreSQL 18, btree's skip
--- support (function 6) in hlculid_ops. Idempotent: every upgrade script repeats it (its template
--- includes this file), so an update after pg_upgrade to 18 completes the catalog.
-DO $$
-BEGIN
-  IF current_setting('server_version_num')::int >= 180000 AND NOT EXISTS (
-      SELECT FROM pg_amproc p JOIN pg_opclass c ON c.opcfamily = p.amprocfamily
-      WHERE c.opcintype = 'hlculid'::regtype AND c.opcname = 'hlculid_ops' AND p.amprocnum = 6
-        AND c.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'btree')) THEN
-    ALTER OPERATOR FAMILY hlculid_ops USING btree ADD FUNCTION 6 (hlculid) hlculid_skipsupport(internal);
-  END IF;
-END $$;
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_opclasses
 --   server::hlculid_horizon_catch_up
 --   introspect::hlculid_clock
 --   read_committed::hlculid_require_read_committed
@@ -1871,6 +1856,25 @@ COMMENT ON FUNCTION pg_catalog.hlculid_cluster_pending_here() IS 'on Citus: what
 /* </end connected objects> */
 
 /* <begin connected objects> */
+-- requires:
+--   hlculid_opclasses
+--   hlculid_skipsupport
+
+-- The one step of the install script that depends on the major: on PostgreSQL 18, btree's skip
+-- support (function 6) in hlculid_ops. Idempotent: every upgrade script repeats it (its template
+-- includes this file), so an update after pg_upgrade to 18 completes the catalog.
+DO $$
+BEGIN
+  IF current_setting('server_version_num')::int >= 180000 AND NOT EXISTS (
+      SELECT FROM pg_amproc p JOIN pg_opclass c ON c.opcfamily = p.amprocfamily
+      WHERE c.opcintype = 'hlculid'::regtype AND c.opcname = 'hlculid_ops' AND p.amprocnum = 6
+        AND c.opcmethod = (SELECT oid FROM pg_am WHERE amname = 'btree')) THEN
+    ALTER OPERATOR FAMILY hlculid_ops USING btree ADD FUNCTION 6 (hlculid) hlculid_skipsupport(internal);
+  END IF;
+END $$;
+/* </end connected objects> */
+
+/* <begin connected objects> */
 CREATE  FUNCTION "hlculid_to_bigint"(
 	"id" hlculid /* Hlculid */
 ) RETURNS bigint /* i64 */
@@ -1932,21 +1936,6 @@ CREATE  FUNCTION "hlculid_ts"(
 IMMUTABLE STRICT PARALLEL SAFE
 LANGUAGE c /* Rust */
 AS 'MODULE_PATHNAME', 'hlculid_ts_wrapper';
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_type
---   hlculid_ts
-
-
-CREATE FUNCTION hlculid_decode(id hlculid,
-    OUT ts timestamptz, OUT counter int4, OUT publisher int4, OUT random int8)
-RETURNS record
-IMMUTABLE STRICT PARALLEL SAFE
-LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_decode_fast';
-
-CREATE CAST (hlculid AS timestamptz) WITH FUNCTION hlculid_ts(hlculid);
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -2035,6 +2024,21 @@ AS $fn$
     SELECT pg_catalog.hlculid_advance_horizon(c.publisher, pg_catalog.hlculid_horizon_catch_up())
     FROM pg_catalog.hlculid_clock() c;
 $fn$;
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_type
+--   hlculid_ts
+
+
+CREATE FUNCTION hlculid_decode(id hlculid,
+    OUT ts timestamptz, OUT counter int4, OUT publisher int4, OUT random int8)
+RETURNS record
+IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE c AS 'MODULE_PATHNAME', 'hlculid_decode_fast';
+
+CREATE CAST (hlculid AS timestamptz) WITH FUNCTION hlculid_ts(hlculid);
 /* </end connected objects> */
 
 /* <begin connected objects> */
@@ -2499,6 +2503,26 @@ COMMENT ON FUNCTION hlculid_read_key(anyelement, name, anycompatible, hlculid, i
 /* <begin connected objects> */
 -- requires:
 --   hlculid_horizons
+--   hlculid_cluster_horizon
+--   hlculid_cluster_nodes
+
+-- The cluster horizon kept by a background worker (0.6.0, src/horizon/cluster_worker.rs): what it knows
+-- of every node of the Citus cluster, publisher ids shared by two nodes among it. One source for
+-- the install script (through src/horizon/cluster_worker.rs) and the 0.5.0 -> 0.6.0 upgrade script.
+
+CREATE VIEW hlculid.hlculid_cluster_nodes AS
+SELECT n.nodeid, n.nodename, n.nodeport, n.publisher_id, n.started, n.answered, n.error,
+       n.shares_publisher_with, n.makes_ids
+FROM pg_catalog.hlculid_cluster_nodes() n;
+
+COMMENT ON FUNCTION hlculid_cluster_horizon(interval) IS 'on Citus: the cluster horizon its background worker keeps, the smallest horizon of every node once every distributed transaction that may still show an id below it has ended; NULL (08006 naming a node that does not answer) when the last one is older than max_wait; take it in one statement, read below it in the next';
+COMMENT ON FUNCTION hlculid_cluster_nodes() IS 'on Citus: every node as the cluster horizon''s worker last read it: publisher id, start, last answer, error, a node sharing its publisher id, whether this node makes ids';
+COMMENT ON VIEW hlculid.hlculid_cluster_nodes IS 'on Citus: every node as the cluster horizon''s worker last read it; two rows naming each other in shares_publisher_with share a publisher id, and the later of them makes no ids';
+/* </end connected objects> */
+
+/* <begin connected objects> */
+-- requires:
+--   hlculid_horizons
 --   server::hlculid_horizon_holds_since
 
 -- What holds this server's horizon back, with what a DBA needs to end it (0.4.0; 0.6.0: `lag`
@@ -2572,26 +2596,6 @@ BEGIN
 END
 $writers$;
 REVOKE EXECUTE ON FUNCTION hlculid_advance_horizon(int4, pg_catalog.hlculid) FROM PUBLIC;
-/* </end connected objects> */
-
-/* <begin connected objects> */
--- requires:
---   hlculid_horizons
---   hlculid_cluster_horizon
---   hlculid_cluster_nodes
-
--- The cluster horizon kept by a background worker (0.6.0, src/horizon/cluster_worker.rs): what it knows
--- of every node of the Citus cluster, publisher ids shared by two nodes among it. One source for
--- the install script (through src/horizon/cluster_worker.rs) and the 0.5.0 -> 0.6.0 upgrade script.
-
-CREATE VIEW hlculid.hlculid_cluster_nodes AS
-SELECT n.nodeid, n.nodename, n.nodeport, n.publisher_id, n.started, n.answered, n.error,
-       n.shares_publisher_with, n.makes_ids
-FROM pg_catalog.hlculid_cluster_nodes() n;
-
-COMMENT ON FUNCTION hlculid_cluster_horizon(interval) IS 'on Citus: the cluster horizon its background worker keeps, the smallest horizon of every node once every distributed transaction that may still show an id below it has ended; NULL (08006 naming a node that does not answer) when the last one is older than max_wait; take it in one statement, read below it in the next';
-COMMENT ON FUNCTION hlculid_cluster_nodes() IS 'on Citus: every node as the cluster horizon''s worker last read it: publisher id, start, last answer, error, a node sharing its publisher id, whether this node makes ids';
-COMMENT ON VIEW hlculid.hlculid_cluster_nodes IS 'on Citus: every node as the cluster horizon''s worker last read it; two rows naming each other in shares_publisher_with share a publisher id, and the later of them makes no ids';
 /* </end connected objects> */
 
 /* <begin connected objects> */

@@ -973,6 +973,130 @@ def test_the_partition_helpers_pin_partitions_another_role_owns(hostile):
         c.sql("REVOKE CREATE ON SCHEMA public FROM eve", dbname="app")
 
 
+def test_the_partition_helper_names_a_schema_that_needs_quotes_once(hostile):
+    """The ninth review: the helper took its schema's name from pg_identify_object, which gives
+    it quoted, and quoted it again: for schema `Sales` every statement went to a schema named
+    `"Sales"` (quotes included), which mallory, owning the database, made first and opened to
+    all: the partitions, and the rows moved into them, landed in hers. Now the unquoted name:
+    every partition is in `Sales`, nothing in hers, and the row moved."""
+    c = hostile
+    c.sql('CREATE SCHEMA "Sales"; CREATE TABLE "Sales".ev (id pg_catalog.hlculid NOT NULL, n int4) PARTITION BY RANGE (id);'
+          'CREATE TABLE "Sales".ev_default PARTITION OF "Sales".ev DEFAULT;'
+          'INSERT INTO "Sales".ev VALUES (pg_catalog.hlculid_min(pg_catalog.now()), 1)', dbname="app")
+    with c.connect(user="mallory", dbname="app") as m:
+        m.execute('CREATE SCHEMA """Sales"""; GRANT USAGE, CREATE ON SCHEMA """Sales""" TO PUBLIC')
+    try:
+        with c.connect(dbname="app") as su:
+            su.execute("SET search_path = pg_catalog, pg_temp")
+            made = [r[0] for r in su.execute("""SELECT p::oid FROM hlculid_create_partitions('"Sales".ev', now() - interval '1 day',
+                                              now() + interval '1 day', '1 day') p""").fetchall()]
+            schemas = su.execute("SELECT DISTINCT n.nspname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                                 "WHERE c.oid = ANY (%s)", (made,)).fetchall()
+            assert made and schemas == [("Sales",)], (made, schemas)
+            assert su.execute('SELECT count(*) FROM "Sales".ev_default').fetchone()[0] == 0
+            # nothing in hers (`"Sales"`, the quotes part of its name)
+            assert su.execute('SELECT count(*) FROM pg_class WHERE relnamespace = \'"""Sales"""\'::regnamespace').fetchone()[0] == 0
+    finally:
+        with c.connect(user="mallory", dbname="app") as m:
+            m.execute('DROP SCHEMA """Sales""" CASCADE')
+        c.sql('DROP SCHEMA "Sales" CASCADE', dbname="app")
+
+
+HER_CAST = """
+CREATE SCHEMA loot; CREATE SEQUENCE loot.ran; GRANT USAGE ON SCHEMA loot TO PUBLIC;
+GRANT USAGE ON SEQUENCE loot.ran TO PUBLIC;
+CREATE TYPE public.comp AS (x pg_catalog.hlculid);
+CREATE FUNCTION public.comp_id(public.comp) RETURNS pg_catalog.hlculid LANGUAGE plpgsql AS $f$
+BEGIN
+    PERFORM pg_catalog.nextval('loot.ran');
+    RETURN $1.x;
+END $f$;
+CREATE CAST (public.comp AS pg_catalog.hlculid) WITH FUNCTION public.comp_id(public.comp) AS IMPLICIT;
+"""
+TO_COMP = "ALTER TABLE {t} ALTER COLUMN id DROP DEFAULT, ALTER COLUMN id TYPE public.comp USING CASE WHEN id IS NULL THEN NULL ELSE ROW(id)::public.comp END"
+
+
+def test_a_consumer_reads_nothing_of_an_id_column_its_owner_changed(hostile):
+    """The ninth review: hlculid_consume read a consumer's due retries before checking the
+    table; mallory, owning the table, changed its id column to a type of hers with an implicit
+    cast to hlculid, and a superuser's consume ran her cast. The table is locked and checked
+    first now: 42804, and nothing of hers runs."""
+    c = hostile
+    with c.connect(user="mallory", dbname="app") as m:
+        m.execute(HER_CAST)
+        m.execute("CREATE TABLE public.cev3 (id pg_catalog.hlculid PRIMARY KEY DEFAULT pg_catalog.hlculid_generate(), n int4);"
+                  "INSERT INTO public.cev3 (n) VALUES (1), (2)")
+    try:
+        with c.connect(dbname="app") as su:
+            su.execute("SET search_path = pg_catalog, pg_temp")
+            su.execute("SELECT hlculid_consumer_create('altered', 'public.cev3')")
+            for _ in range(50):
+                with su.transaction():
+                    got = su.execute("SELECT id FROM hlculid_consume('altered', NULL::public.cev3)").fetchall()
+                    if got:
+                        su.execute("SELECT hlculid_consume_retry('altered', %s, '0 s')", (got[0][0],))
+                        break
+                time.sleep(0.1)
+            assert got
+        with c.connect(user="mallory", dbname="app") as m:
+            m.execute(TO_COMP.format(t="public.cev3"))
+        with c.connect(dbname="app") as su:
+            su.execute("SET search_path = pg_catalog, pg_temp")
+            with pytest.raises(psycopg.errors.DatatypeMismatch):
+                su.execute("SELECT id FROM hlculid_consume('altered', NULL::public.cev3)").fetchall()
+        assert not c.sql("SELECT is_called FROM loot.ran", dbname="app")[0][0], "her cast ran as the caller"
+    finally:
+        c.sql("SELECT hlculid_consumer_drop('altered')", dbname="app")
+        with c.connect(user="mallory", dbname="app") as m:
+            m.execute("DROP TABLE public.cev3; DROP SCHEMA loot CASCADE; DROP TYPE public.comp CASCADE")
+
+
+def test_a_backfill_checks_the_table_again_under_each_batchs_lock(hostile):
+    """The ninth review: hlculid_backfill checked its columns once, at the start; mallory,
+    owning the table, changed the id column between two batches (her ALTER queued behind a
+    batch's lock) to a type of hers with an implicit cast, and the next batch's queries, run as
+    the superuser caller, called it. Each batch now checks the table under its own lock: the
+    run stops with 42804, and nothing of hers runs."""
+    import threading
+    c = hostile
+    with c.connect(user="mallory", dbname="app") as m:
+        m.execute(HER_CAST)
+        m.execute("CREATE TABLE public.bev4 (id pg_catalog.hlculid, ts timestamptz, n int4);"
+                  "CREATE UNIQUE INDEX ON public.bev4 (id);"
+                  "INSERT INTO public.bev4 (ts, n) SELECT pg_catalog.now() OPERATOR(pg_catalog.-) "
+                  "pg_catalog.make_interval(secs => g), g FROM pg_catalog.generate_series(1, 4000) g")
+    out = {}
+
+    def backfill():
+        with c.connect(dbname="app", autocommit=True) as su:
+            su.execute("SET search_path = pg_catalog, pg_temp")
+            try:
+                su.execute("CALL hlculid_backfill('public.bev4', 'id', 'ts', 8, 20)")
+                out["done"] = True
+            except psycopg.Error as e:
+                out["error"] = e
+
+    t = threading.Thread(target=backfill)
+    try:
+        t.start()
+        with c.connect(user="mallory", dbname="app") as m:
+            deadline = time.monotonic() + 20
+            # a batch holds its lock: her ALTER waits for its commit, and runs before the next
+            while not m.execute("SELECT EXISTS (SELECT FROM pg_catalog.pg_locks l WHERE l.relation = 'public.bev4'::regclass "
+                                "AND l.mode = 'ShareUpdateExclusiveLock' AND l.granted "
+                                "AND l.pid OPERATOR(pg_catalog.<>) pg_catalog.pg_backend_pid())").fetchone()[0]:
+                assert time.monotonic() < deadline and t.is_alive(), out
+                time.sleep(0.002)
+            m.execute(TO_COMP.format(t="public.bev4"))
+        t.join(60)
+        assert isinstance(out.get("error"), psycopg.errors.DatatypeMismatch), out
+        assert not c.sql("SELECT is_called FROM loot.ran", dbname="app")[0][0], "her cast ran as the caller"
+    finally:
+        t.join(60)
+        with c.connect(user="mallory", dbname="app") as m:
+            m.execute("DROP TABLE public.bev4; DROP SCHEMA loot CASCADE; DROP TYPE public.comp CASCADE")
+
+
 def test_the_parse_check_sees_a_create_table_as_query(hostile):
     """The partition helpers move rows out of the default partition with CREATE TABLE .. AS
     (DELETE .. RETURNING), a utility statement whose query the check reads too: armed for the
