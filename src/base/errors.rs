@@ -290,6 +290,15 @@ pub struct UserError {
 }
 
 impl UserError {
+    /// 42P01 for a relation given by an OID that names none, as PostgreSQL words it.
+    pub fn relation_missing(rel: pg_sys::Oid) -> ! {
+        UserError::new(
+            Condition::UndefinedTable,
+            format!("relation with OID {} does not exist", u32::from(rel)),
+        )
+        .raise()
+    }
+
     pub fn new(condition: Condition, message: impl Into<String>) -> Self {
         UserError {
             code: condition.code(),

@@ -75,11 +75,7 @@ fn hlculid_read_lock(rel: pg_sys::Oid) {
         }
         pg_sys::LockRelationOid(rel, pg_sys::AccessShareLock as _);
         if pg_sys::get_rel_relkind(rel) == 0 {
-            UserError::new(
-                Condition::UndefinedTable,
-                format!("relation with OID {} does not exist", u32::from(rel)),
-            )
-            .raise()
+            UserError::relation_missing(rel)
         }
     }
 }

@@ -32,7 +32,7 @@ fn hlculid_pin_schema(tbl: pg_sys::Oid) {
             pg_sys::Datum::from(tbl),
         );
         if class.is_null() {
-            missing(tbl);
+            UserError::relation_missing(tbl);
         }
         let form = pg_sys::heap_tuple_get_struct::<pg_sys::FormData_pg_class>(class);
         let (nsp, owner) = ((*form).relnamespace, (*form).relowner);
@@ -57,7 +57,7 @@ fn hlculid_pin_schema(tbl: pg_sys::Oid) {
             pg_sys::Datum::from(nsp),
         );
         if row.is_null() {
-            missing(tbl);
+            UserError::relation_missing(tbl);
         }
         let mut tid = (*row).t_self;
         pg_sys::ReleaseSysCache(row);
@@ -107,7 +107,7 @@ fn hlculid_pin_schema(tbl: pg_sys::Oid) {
         pg_sys::ExecDropSingleTupleTableSlot(slot);
         pg_sys::table_close(catalog, pg_sys::NoLock as _);
         if !locked {
-            missing(tbl);
+            UserError::relation_missing(tbl);
         }
         pg_sys::AcceptInvalidationMessages();
     }
@@ -144,12 +144,4 @@ fn parent_owned(tbl: pg_sys::Oid) -> bool {
             pg_sys::has_privs_of_role(pg_sys::GetUserId(), owner)
         })
     }
-}
-
-fn missing(tbl: pg_sys::Oid) -> ! {
-    UserError::new(
-        Condition::UndefinedTable,
-        format!("relation with OID {} does not exist", u32::from(tbl)),
-    )
-    .raise()
 }

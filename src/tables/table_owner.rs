@@ -23,13 +23,7 @@ fn owner_of(rel: pg_sys::Oid) -> pg_sys::Oid {
     )
     .ok()
     .flatten()
-    .unwrap_or_else(|| {
-        UserError::new(
-            Condition::UndefinedTable,
-            format!("relation with OID {} does not exist", u32::from(rel)),
-        )
-        .raise()
-    })
+    .unwrap_or_else(|| UserError::relation_missing(rel))
 }
 
 /// The name of `rel` as `regclass` prints it, for messages.
